@@ -1,0 +1,69 @@
+"""The paper's Transformer sets, t2t's pre-norm variant and CPU-sized sets.
+
+Each set is a function returning a modified copy of another set, so the
+difference from its parent is the whole definition.
+"""
+
+from t2t_lite import registry
+from t2t_lite.hparams_lib import HParams
+
+
+@registry.register_hparams
+def transformer_base() -> HParams:
+    """The paper's base model: N=6, d_model=512, d_ff=2048, h=8, P_drop=0.1, 100k steps.
+
+    Post-layer-norm, sinusoidal positions, one shared embedding scaled by
+    sqrt(d_model), label smoothing 0.1, Adam(0.9, 0.98, 1e-9), Noam schedule
+    with 4000 warm-up steps, ~25,000 tokens per step (HParams' defaults).
+    """
+    return HParams()
+
+
+@registry.register_hparams
+def transformer_big() -> HParams:
+    """The paper's big model for EN-DE: d_model=1024, d_ff=4096, h=16, P_drop=0.3, 300k steps."""
+    return transformer_base().replace(
+        hidden_size=1024, filter_size=4096, num_heads=16,
+        layer_prepostprocess_dropout=0.3, train_steps=300000)
+
+
+@registry.register_hparams
+def transformer_big_enfr() -> HParams:
+    """The paper's big model for EN-FR, which used P_drop=0.1 instead of 0.3 (section 6.1)."""
+    return transformer_big().replace(layer_prepostprocess_dropout=0.1)
+
+
+@registry.register_hparams
+def transformer_base_prenorm() -> HParams:
+    """Base with pre-layer-norm (tensor2tensor's later default), which trains more stably."""
+    return transformer_base().replace(layer_preprocess_sequence="n",
+                                      layer_postprocess_sequence="da")
+
+
+@registry.register_hparams
+def transformer_parsing() -> HParams:
+    """Section 6.3, WSJ constituency parsing: 4 layers, d_model=1024.
+
+    The paper gives only N=4 and d_model=1024; d_ff=4096 and h=16 follow the
+    big model, P_drop=0.3 suits the small WSJ-only training set (40K trees).
+    Decoding: beam 21, alpha 0.3, maximum output length input + 300.
+    """
+    return transformer_big().replace(
+        num_hidden_layers=4, train_steps=100000,
+        beam_size=21, alpha=0.3, extra_length=300)
+
+
+@registry.register_hparams
+def transformer_small() -> HParams:
+    """A laptop-sized model: 2 layers, d_model=256, d_ff=1024, 4 heads."""
+    return transformer_base().replace(
+        hidden_size=256, filter_size=1024, num_heads=4, num_hidden_layers=2,
+        learning_rate_warmup_steps=2000, tokens_per_step=0, train_steps=20000)
+
+
+@registry.register_hparams
+def transformer_tiny() -> HParams:
+    """A CPU test-sized model: 2 layers, d_model=128, d_ff=512, 4 heads, short warm-up."""
+    return transformer_small().replace(
+        hidden_size=128, filter_size=512, num_heads=4,
+        learning_rate_warmup_steps=1000, train_steps=3000)

@@ -1,0 +1,55 @@
+"""t2t-lite: tensor2tensor's Transformer workflow on Keras 3 and TensorFlow 2.21."""
+
+from setuptools import setup
+
+# Exact pins: this set installs and imports together on Python 3.11 (see
+# ../shared/STACK-NOTES.md). tensorflow-text must match tensorflow's minor
+# version; its in-graph ops are tested in CI because they break between releases.
+INSTALL_REQUIRES = [
+    "tensorflow==2.21.0",
+    "tensorflow-text==2.21.1",
+    "keras==3.15.1",
+    "keras-hub==0.32.0",
+    "tensorflow-datasets==4.9.10",
+    # tensorflow-datasets 4.9.10 imports it on Python 3.11 without declaring it.
+    "importlib_resources==7.1.0",
+    "sacrebleu==2.6.0",
+    "sentencepiece==0.2.3",
+    "num2words==0.5.14",
+    "numpy==2.4.6",
+    "protobuf==7.36.2",
+]
+
+setup(
+    name="t2t-lite",
+    version="0.1.0",
+    description="Train, decode and serve Transformer translation models on Keras 3 / TF 2.21.",
+    python_requires=">=3.11,<3.12",
+    packages=[
+        "t2t_lite",
+        "t2t_lite.model",
+        "t2t_lite.data",
+        "t2t_lite.train",
+        "t2t_lite.decode",
+        "t2t_lite.export",
+        "t2t_lite.parsing",
+        "t2t_lite.problems",
+        "t2t_lite.hparams",
+        "t2t_lite.bin",
+    ],
+    # problems/, hparams/ and bin/ live at the top of the repository but are
+    # installed inside t2t_lite, so nothing installs a generic top-level name.
+    package_dir={
+        "t2t_lite": "t2t_lite",
+        "t2t_lite.problems": "problems",
+        "t2t_lite.hparams": "hparams",
+        "t2t_lite.bin": "bin",
+    },
+    install_requires=INSTALL_REQUIRES,
+    extras_require={
+        "test": ["pytest==9.2.0"],
+        # Side-by-side benchmarks only; never needed by the package or CI.
+        "bench": ["torch==2.13.0", "ctranslate2"],
+    },
+    entry_points={"console_scripts": []},
+)
