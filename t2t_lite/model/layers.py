@@ -1,0 +1,191 @@
+"""The Transformer's building blocks besides attention (section 3).
+
+Shared scaled embeddings with the tied softmax (3.4), positional encodings
+(3.5), the position-wise feed-forward network (3.3) and the residual +
+layer-norm wrapper around every sub-layer (3.1, 5.4), post-norm as in the
+paper or pre-norm as in tensor2tensor's later default.
+"""
+
+import math
+
+import keras
+import tensorflow as tf
+
+
+def glorot(gain: float):
+    return keras.initializers.VarianceScaling(gain, "fan_avg", "uniform")
+
+
+def matmul_2d(x, kernel, dtype):
+    """[..., C_in] x [C_in, C_out] -> [..., C_out] as a single 2-D matmul."""
+    kernel = tf.cast(kernel, dtype)
+    shape = tf.shape(x)
+    y = tf.matmul(tf.reshape(x, [-1, kernel.shape[0]]), kernel)
+    return tf.reshape(y, tf.concat([shape[:-1], [kernel.shape[1]]], 0))
+
+
+def vocab_logits(x, matrix, dtype):
+    """Pre-softmax projection: x [..., D] times matrix^T ([V, D]) -> float32 [..., V].
+
+    The matmul runs in the compute dtype; logits are returned in float32 so
+    that the softmax and the loss are computed in full precision.
+    """
+    matrix = tf.cast(matrix, dtype)
+    shape = tf.shape(x)
+    y = tf.matmul(tf.reshape(x, [-1, matrix.shape[1]]), matrix, transpose_b=True)
+    return tf.cast(tf.reshape(y, tf.concat([shape[:-1], [matrix.shape[0]]], 0)), tf.float32)
+
+
+def sinusoids(positions, depth: int) -> tf.Tensor:
+    """The paper's encodings: PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(...).
+
+    Args:
+      positions: int [T].
+      depth: d_model (even).
+    Returns:
+      float32 [T, depth], sines and cosines interleaved as in the paper.
+    """
+    half = depth // 2
+    rates = tf.exp(tf.range(half, dtype=tf.float32) * (-2.0 * math.log(10000.0) / depth))
+    angles = tf.cast(positions, tf.float32)[:, None] * rates[None, :]  # [T, d/2]
+    return tf.reshape(tf.stack([tf.sin(angles), tf.cos(angles)], axis=-1), [-1, depth])
+
+
+class Embedding(keras.layers.Layer):
+    """Token embedding scaled by sqrt(d_model); optionally the pre-softmax projection too.
+
+    Padding (id 0) embeds to zeros. The decoder's start symbol is also id 0
+    (targets shifted right, as in tensor2tensor), so the first decoder input
+    is the positional encoding alone.
+    """
+
+    def __init__(self, vocab_size: int, hidden_size: int, **kwargs):
+        super().__init__(**kwargs)
+        self.vocab_size = vocab_size
+        self.hidden_size = hidden_size
+
+    def build(self, input_shape=None):
+        self.weights_matrix = self.add_weight(
+            name="embeddings", shape=(self.vocab_size, self.hidden_size),
+            initializer=keras.initializers.RandomNormal(stddev=self.hidden_size ** -0.5))
+        super().build(input_shape)
+
+    def call(self, ids):
+        """ids int [B, T] -> [B, T, D] in the compute dtype."""
+        x = tf.gather(tf.cast(self.weights_matrix, self.compute_dtype), ids)
+        mask = tf.cast(tf.not_equal(ids, 0), self.compute_dtype)[..., None]
+        return x * tf.cast(self.hidden_size ** 0.5, self.compute_dtype) * mask
+
+    def logits(self, x):
+        """Pre-softmax projection with the embedding matrix: [..., D] -> float32 [..., V]."""
+        return vocab_logits(x, self.weights_matrix, self.compute_dtype)
+
+
+class Softmax(keras.layers.Layer):
+    """An untied pre-softmax projection (when shared_embedding_and_softmax_weights=False)."""
+
+    def __init__(self, vocab_size: int, hidden_size: int, **kwargs):
+        super().__init__(**kwargs)
+        self.vocab_size = vocab_size
+        self.hidden_size = hidden_size
+
+    def build(self, input_shape=None):
+        self.kernel = self.add_weight(
+            name="kernel", shape=(self.vocab_size, self.hidden_size),
+            initializer=keras.initializers.RandomNormal(stddev=self.hidden_size ** -0.5))
+        super().build(input_shape)
+
+    def call(self, x):
+        """[..., D] -> float32 [..., V]."""
+        return vocab_logits(x, self.kernel, self.compute_dtype)
+
+
+class PositionalEncoding(keras.layers.Layer):
+    """Adds sinusoids ("timing") or learned position embeddings ("emb", Table 3 E).
+
+    Learned embeddings exist for positions < `max_length`; later positions
+    reuse the last one (the decoder caps output lengths at `max_length` for
+    such models).
+    """
+
+    def __init__(self, kind: str, hidden_size: int, max_length: int, **kwargs):
+        super().__init__(**kwargs)
+        self.kind = kind
+        self.hidden_size = hidden_size
+        self.max_length = max_length
+
+    def build(self, input_shape=None):
+        if self.kind == "emb":
+            self.table = self.add_weight(
+                name="position_embeddings", shape=(self.max_length, self.hidden_size),
+                initializer=keras.initializers.RandomNormal(stddev=self.hidden_size ** -0.5))
+        super().build(input_shape)
+
+    def encodings(self, positions):
+        """int [T] -> [T, D] in the compute dtype."""
+        if self.kind == "emb":
+            positions = tf.minimum(positions, self.max_length - 1)
+            return tf.gather(tf.cast(self.table, self.compute_dtype), positions)
+        return tf.cast(sinusoids(positions, self.hidden_size), self.compute_dtype)
+
+    def call(self, x, start=0):
+        """x [B, T, D] (positions start, start+1, ...) -> x + encodings."""
+        positions = tf.range(tf.shape(x)[1]) + start
+        return x + self.encodings(positions)[None]
+
+
+class FeedForward(keras.layers.Layer):
+    """FFN(x) = max(0, x W1 + b1) W2 + b2, with optional dropout after the ReLU."""
+
+    def __init__(self, hidden_size: int, filter_size: int, relu_dropout: float = 0.0,
+                 initializer_gain: float = 1.0, **kwargs):
+        super().__init__(**kwargs)
+        self.hidden_size = hidden_size
+        self.filter_size = filter_size
+        self.relu_dropout = relu_dropout
+        self.initializer_gain = initializer_gain
+        self._dropout = keras.layers.Dropout(relu_dropout)
+
+    def build(self, input_shape=None):
+        init = glorot(self.initializer_gain)
+        self.kernel_1 = self.add_weight(name="kernel_1", shape=(self.hidden_size, self.filter_size),
+                                        initializer=init)
+        self.bias_1 = self.add_weight(name="bias_1", shape=(self.filter_size,), initializer="zeros")
+        self.kernel_2 = self.add_weight(name="kernel_2", shape=(self.filter_size, self.hidden_size),
+                                        initializer=init)
+        self.bias_2 = self.add_weight(name="bias_2", shape=(self.hidden_size,), initializer="zeros")
+        super().build(input_shape)
+
+    def call(self, x, training=False):
+        """[B, T, D] -> [B, T, D]."""
+        dtype = self.compute_dtype
+        h = tf.nn.relu(matmul_2d(x, self.kernel_1, dtype) + tf.cast(self.bias_1, dtype))
+        h = self._dropout(h, training=training)
+        return matmul_2d(h, self.kernel_2, dtype) + tf.cast(self.bias_2, dtype)
+
+
+class Residual(keras.layers.Layer):
+    """Wraps a sub-layer with dropout, the residual connection and layer norm.
+
+    post-norm (the paper): LayerNorm(x + Dropout(Sublayer(x)))
+    pre-norm (t2t v2):     x + Dropout(Sublayer(LayerNorm(x)))
+    """
+
+    def __init__(self, placement: str, dropout: float, epsilon: float, **kwargs):
+        super().__init__(**kwargs)
+        self.placement = placement
+        self.norm = keras.layers.LayerNormalization(epsilon=epsilon, name="layer_norm")
+        self._dropout = keras.layers.Dropout(dropout)
+
+    def build(self, input_shape):
+        self.norm.build(input_shape)
+        super().build(input_shape)
+
+    def before(self, x):
+        """The sub-layer's input."""
+        return self.norm(x) if self.placement == "pre" else x
+
+    def after(self, x, y, training=False):
+        """Combines the block input x and the sub-layer output y."""
+        out = x + self._dropout(y, training=training)
+        return self.norm(out) if self.placement == "post" else out

@@ -1,0 +1,229 @@
+"""The Transformer of "Attention Is All You Need" (section 3) as a Keras 3 model.
+
+    model = Transformer(hparams, vocab_size)
+    logits = model({"inputs": src, "targets": tgt}, training=True)  # [B, T, V]
+
+For decoding, the encoder runs once (`encode`), `init_cache` computes the
+cross-attention keys and values once and preallocates the self-attention
+cache, and `decode_step` produces the next-token logits for one position:
+
+    memory, bias = model.encode(src)
+    cache = model.init_cache(memory, bias, max_length)
+    logits, cache = model.decode_step(ids, index, cache)  # [B, V]
+
+Cache layout (what beam search tiles and reorders): a dict with
+  "layer_i": {"k": [B, H, L, K], "v": [B, H, L, V]}  self-attention, grows per step
+  "static":  {"bias": [B, 1, 1, S], "layer_i": {"k": [B, H, S, K], "v": [B, H, S, V]}}
+             per-example constants (encoder padding bias, cross-attention keys/values).
+"""
+
+import keras
+import tensorflow as tf
+
+from t2t_lite import registry
+from t2t_lite.errors import T2TError
+from t2t_lite.hparams_lib import HParams
+from t2t_lite.model.attention import MultiHeadAttention, causal_bias, padding_bias
+from t2t_lite.model.layers import Embedding, FeedForward, PositionalEncoding, Residual, Softmax
+
+
+def _attention(hp: HParams, self_attention: bool, name: str) -> MultiHeadAttention:
+    return MultiHeadAttention(hp.hidden_size, hp.num_heads, hp.key_channels, hp.value_channels,
+                              dropout=hp.attention_dropout, self_attention=self_attention,
+                              initializer_gain=hp.initializer_gain, name=name)
+
+
+def _residual(hp: HParams, name: str) -> Residual:
+    return Residual(hp.norm_placement, hp.layer_prepostprocess_dropout, hp.layer_norm_epsilon,
+                    name=name)
+
+
+def _feed_forward(hp: HParams) -> FeedForward:
+    return FeedForward(hp.hidden_size, hp.filter_size, hp.relu_dropout, hp.initializer_gain,
+                       name="feed_forward")
+
+
+def _build_sublayers(layer: keras.layers.Layer, input_shape) -> None:
+    """Creates the weights of every sub-layer of an encoder or decoder layer."""
+    for sublayer in layer._layers:
+        sublayer.build(input_shape)
+
+
+class EncoderLayer(keras.layers.Layer):
+    """Self-attention then feed-forward, each wrapped in `Residual`."""
+
+    def __init__(self, hp: HParams, **kwargs):
+        super().__init__(**kwargs)
+        self.self_attention = _attention(hp, True, "self_attention")
+        self.self_attention_residual = _residual(hp, "self_attention_residual")
+        self.feed_forward = _feed_forward(hp)
+        self.feed_forward_residual = _residual(hp, "feed_forward_residual")
+
+    def build(self, input_shape):
+        _build_sublayers(self, input_shape)
+
+    def call(self, x, bias, training=False):
+        """x [B, S, D], bias [B, 1, 1, S] -> [B, S, D]."""
+        r = self.self_attention_residual
+        x = r.after(x, self.self_attention(r.before(x), bias=bias, training=training), training)
+        r = self.feed_forward_residual
+        return r.after(x, self.feed_forward(r.before(x), training=training), training)
+
+
+class DecoderLayer(keras.layers.Layer):
+    """Masked self-attention, encoder-decoder attention, feed-forward."""
+
+    def __init__(self, hp: HParams, **kwargs):
+        super().__init__(**kwargs)
+        self.self_attention = _attention(hp, True, "self_attention")
+        self.self_attention_residual = _residual(hp, "self_attention_residual")
+        self.cross_attention = _attention(hp, False, "cross_attention")
+        self.cross_attention_residual = _residual(hp, "cross_attention_residual")
+        self.feed_forward = _feed_forward(hp)
+        self.feed_forward_residual = _residual(hp, "feed_forward_residual")
+
+    def build(self, input_shape):
+        _build_sublayers(self, input_shape)
+
+    def call(self, x, memory, self_bias, memory_bias, training=False):
+        """x [B, T, D], memory [B, S, D] -> [B, T, D]."""
+        r = self.self_attention_residual
+        x = r.after(x, self.self_attention(r.before(x), bias=self_bias, training=training),
+                    training)
+        r = self.cross_attention_residual
+        x = r.after(x, self.cross_attention(r.before(x), memory, bias=memory_bias,
+                                            training=training), training)
+        r = self.feed_forward_residual
+        return r.after(x, self.feed_forward(r.before(x), training=training), training)
+
+    def step(self, x, self_cache, cross_kv, self_bias, memory_bias, index):
+        """One position: x [B, 1, D] -> ([B, 1, D], updated self_cache)."""
+        r = self.self_attention_residual
+        y, self_cache = self.self_attention.step(r.before(x), self_cache, index, self_bias)
+        x = r.after(x, y)
+        r = self.cross_attention_residual
+        y, _ = self.cross_attention.step(r.before(x), cross_kv, bias=memory_bias)
+        x = r.after(x, y)
+        r = self.feed_forward_residual
+        return r.after(x, self.feed_forward(r.before(x))), self_cache
+
+
+@registry.register_model("transformer")
+class Transformer(keras.Model):
+    """Encoder-decoder Transformer over a shared source/target vocabulary.
+
+    Args:
+      hparams: `HParams` (hidden_size, filter_size, num_heads, layers, dropouts, ...).
+      vocab_size: size of the (shared) vocabulary; id 0 is padding.
+    """
+
+    def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
+        super().__init__(**kwargs)
+        if vocab_size < 3:
+            raise T2TError(f"vocab_size must be at least 3 (PAD, EOS, UNK), got {vocab_size}.")
+        hp = self.hparams = hparams
+        self.vocab_size = vocab_size
+        self.target_embedding = Embedding(vocab_size, hp.hidden_size, name="target_embedding")
+        self.source_embedding = (self.target_embedding if hp.shared_embedding else
+                                 Embedding(vocab_size, hp.hidden_size, name="source_embedding"))
+        self.softmax = (None if hp.shared_embedding_and_softmax_weights else
+                        Softmax(vocab_size, hp.hidden_size, name="softmax"))
+        self.positions = PositionalEncoding(hp.pos, hp.hidden_size, hp.max_length,
+                                            name="positions")
+        self.embedding_dropout = keras.layers.Dropout(hp.layer_prepostprocess_dropout)
+        self.encoder_layers = [EncoderLayer(hp, name=f"encoder_{i}")
+                               for i in range(hp.encoder_layers)]
+        self.decoder_layers = [DecoderLayer(hp, name=f"decoder_{i}")
+                               for i in range(hp.decoder_layers)]
+        if hp.norm_placement == "pre":  # pre-norm stacks end with a layer norm
+            eps = hp.layer_norm_epsilon
+            self.encoder_norm = keras.layers.LayerNormalization(epsilon=eps, name="encoder_norm")
+            self.decoder_norm = keras.layers.LayerNormalization(epsilon=eps, name="decoder_norm")
+        else:
+            self.encoder_norm = self.decoder_norm = None
+
+    # -- Full sequences (training, scoring) ---------------------------------
+
+    def encode(self, inputs, training=False):
+        """inputs int [B, S] -> (memory [B, S, D], memory_bias float32 [B, 1, 1, S])."""
+        bias = padding_bias(inputs)
+        x = self.positions(self.source_embedding(inputs))
+        x = self.embedding_dropout(x, training=training)
+        for layer in self.encoder_layers:
+            x = layer(x, bias, training=training)
+        if self.encoder_norm is not None:
+            x = self.encoder_norm(x)
+        return x, bias
+
+    def decode(self, targets, memory, memory_bias, training=False):
+        """Teacher-forced decoder: targets int [B, T] -> logits float32 [B, T, V].
+
+        The decoder input is the targets shifted right by one with id 0 (the
+        start symbol) in front, so position t predicts targets[:, t].
+        """
+        shifted = tf.pad(targets, [[0, 0], [1, 0]])[:, :-1]
+        x = self.positions(self.target_embedding(shifted))
+        x = self.embedding_dropout(x, training=training)
+        self_bias = causal_bias(tf.shape(targets)[1])
+        for layer in self.decoder_layers:
+            x = layer(x, memory, self_bias, memory_bias, training=training)
+        return self._logits(x)
+
+    def call(self, features, training=False):
+        """features {"inputs": int [B, S], "targets": int [B, T]} -> float32 [B, T, V]."""
+        memory, memory_bias = self.encode(features["inputs"], training=training)
+        return self.decode(features["targets"], memory, memory_bias, training=training)
+
+    def _logits(self, x):
+        if self.decoder_norm is not None:
+            x = self.decoder_norm(x)
+        if self.softmax is not None:
+            return self.softmax(x)
+        return self.target_embedding.logits(x)
+
+    # -- Incremental decoding -------------------------------------------------
+
+    def init_cache(self, memory, memory_bias, max_length):
+        """Preallocates the decoding cache for outputs of up to `max_length` tokens."""
+        hp = self.hparams
+        batch = tf.shape(memory)[0]
+        heads = hp.num_heads
+        cache = {"static": {"bias": memory_bias}}
+        for i, layer in enumerate(self.decoder_layers):
+            k, v = layer.cross_attention.memory_kv(memory)
+            cache["static"][f"layer_{i}"] = {"k": k, "v": v}
+            cache[f"layer_{i}"] = {
+                "k": tf.zeros([batch, heads, max_length, hp.key_channels // heads], k.dtype),
+                "v": tf.zeros([batch, heads, max_length, hp.value_channels // heads], v.dtype),
+            }
+        return cache
+
+    def decode_step(self, ids, index, cache):
+        """Next-token logits for position `index`.
+
+        Args:
+          ids: int [B], the decoder input at `index` (0 = start at index 0).
+          index: int32 scalar.
+          cache: from `init_cache`, holding positions < index.
+        Returns:
+          (logits float32 [B, V], updated cache).
+        """
+        index = tf.convert_to_tensor(index, tf.int32)
+        x = self.target_embedding(ids[:, None])  # [B, 1, D]
+        x = x + self.positions.encodings(index[None])[None]
+        static = cache["static"]
+        length = tf.shape(cache["layer_0"]["k"])[2]
+        self_bias = tf.where(tf.range(length) <= index, 0.0, -1e9)[None, None, None, :]
+        new_cache = {"static": static}
+        for i, layer in enumerate(self.decoder_layers):
+            x, new_cache[f"layer_{i}"] = layer.step(
+                x, cache[f"layer_{i}"], static[f"layer_{i}"], self_bias, static["bias"], index)
+        return self._logits(x)[:, 0, :], new_cache
+
+
+def build(model_cls, hparams: HParams, vocab_size: int) -> keras.Model:
+    """Instantiates `model_cls(hparams, vocab_size)` and creates its weights."""
+    model = model_cls(hparams, vocab_size)
+    dummy = tf.ones([1, 2], tf.int32)
+    model({"inputs": dummy, "targets": dummy}, training=False)
+    return model

@@ -1,0 +1,126 @@
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import t2t_lite
+from t2t_lite import registry
+
+
+def transformer_base_param_count(vocab: int, d: int = 512, d_ff: int = 2048, n: int = 6) -> int:
+    """The paper's architecture, counted by hand: shared embedding/softmax, bias-free
+    attention projections (W^Q, W^K, W^V, W^O), FFN with biases, LayerNorm gain and bias."""
+    embedding = vocab * d
+    attention = 4 * d * d
+    ffn = d * d_ff + d_ff + d_ff * d + d
+    norm = 2 * d
+    encoder_layer = attention + ffn + 2 * norm
+    decoder_layer = 2 * attention + ffn + 3 * norm
+    return embedding + n * encoder_layer + n * decoder_layer
+
+
+def test_transformer_base_parameter_count():
+    model = t2t_lite.build_model(registry.hparams("transformer_base"), vocab_size=37000)
+    assert transformer_base_param_count(37000) == 63_045_632
+    assert model.count_params() == transformer_base_param_count(37000)
+
+
+def test_untied_and_unshared_embeddings_add_matrices():
+    hp = registry.hparams("transformer_tiny")
+    tied = t2t_lite.build_model(hp, 100).count_params()
+    untied = t2t_lite.build_model(hp.parse("shared_embedding_and_softmax_weights=false,"
+                                           "shared_embedding=false"), 100).count_params()
+    assert untied - tied == 2 * 100 * 128
+
+
+def test_pre_norm_adds_final_layer_norms():
+    hp = registry.hparams("transformer_tiny")
+    post = t2t_lite.build_model(hp, 50).count_params()
+    pre = t2t_lite.build_model(hp.parse("layer_preprocess_sequence=n,"
+                                        "layer_postprocess_sequence=da"), 50).count_params()
+    assert pre - post == 2 * 2 * 128
+
+
+def tiny_model(**overrides):
+    hp = registry.hparams("transformer_tiny").replace(**overrides)
+    tf.keras.utils.set_random_seed(0)
+    return t2t_lite.build_model(hp, vocab_size=40)
+
+
+SOURCE = tf.constant([[5, 6, 7, 8, 1, 0, 0], [9, 10, 1, 0, 0, 0, 0], [11, 12, 13, 14, 15, 16, 1]])
+TARGET = tf.constant([[3, 4, 5, 6, 7, 1], [8, 9, 1, 0, 0, 0], [10, 11, 12, 13, 14, 1]])
+
+
+def incremental_logits(model, source, target):
+    memory, bias = model.encode(source)
+    steps = target.shape[1]
+    cache = model.init_cache(memory, bias, max_length=steps + 2)
+    ids = tf.zeros([source.shape[0]], tf.int32)
+    step = tf.function(model.decode_step)
+    outputs = []
+    for i in range(steps):
+        logits, cache = step(ids, tf.constant(i), cache)
+        outputs.append(logits)
+        ids = target[:, i]
+    return tf.stack(outputs, axis=1)
+
+
+@pytest.mark.parametrize("overrides", [
+    {}, {"layer_preprocess_sequence": "n", "layer_postprocess_sequence": "da"},
+    {"pos": "emb"}, {"attention_key_channels": 64}])
+def test_cached_incremental_decoding_equals_full_forward_pass(overrides):
+    model = tiny_model(**overrides)
+    full = model({"inputs": SOURCE, "targets": TARGET}, training=False)
+    step_by_step = incremental_logits(model, SOURCE, TARGET)
+    np.testing.assert_allclose(step_by_step.numpy(), full.numpy(), atol=1e-5)
+
+
+def test_future_target_tokens_do_not_change_earlier_outputs():
+    model = tiny_model()
+    changed = tf.tensor_scatter_nd_update(TARGET, [[0, 4], [2, 3]], [20, 21])
+    a = model({"inputs": SOURCE, "targets": TARGET}).numpy()
+    b = model({"inputs": SOURCE, "targets": changed}).numpy()
+    np.testing.assert_array_equal(a[0, :5], b[0, :5])
+    np.testing.assert_array_equal(a[2, :4], b[2, :4])
+    assert np.abs(a[2, 4:] - b[2, 4:]).max() > 1e-4  # later outputs do see it
+
+
+def test_padded_source_positions_do_not_change_any_output():
+    model = tiny_model()
+    # Longer padding and garbage-free padding must give identical logits.
+    padded_more = tf.pad(SOURCE, [[0, 0], [0, 3]])
+    a = model({"inputs": SOURCE, "targets": TARGET}).numpy()
+    b = model({"inputs": padded_more, "targets": TARGET}).numpy()
+    np.testing.assert_allclose(a, b, atol=1e-5)
+    memory_a, _ = model.encode(SOURCE)
+    memory_b, _ = model.encode(padded_more)
+    np.testing.assert_allclose(memory_a.numpy()[1, :2], memory_b.numpy()[1, :2], atol=1e-5)
+
+
+def test_dropout_is_active_only_in_training():
+    model = tiny_model(layer_prepostprocess_dropout=0.3)
+    features = {"inputs": SOURCE, "targets": TARGET}
+    np.testing.assert_array_equal(model(features).numpy(), model(features).numpy())
+    assert np.abs(model(features, training=True).numpy() -
+                  model(features, training=True).numpy()).max() > 1e-3
+
+
+def test_sinusoids_follow_the_paper_formula():
+    from t2t_lite.model.layers import sinusoids
+    table = sinusoids(tf.constant([0, 3, 50]), 8).numpy()
+    for row, pos in enumerate([0, 3, 50]):
+        for i in range(4):
+            angle = pos / 10000 ** (2 * i / 8)
+            assert table[row, 2 * i] == pytest.approx(np.sin(angle), abs=1e-5)
+            assert table[row, 2 * i + 1] == pytest.approx(np.cos(angle), abs=1e-5)
+
+
+def test_mixed_bfloat16_keeps_variables_and_logits_in_float32():
+    import keras
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    try:
+        model = tiny_model()
+        logits = model({"inputs": SOURCE, "targets": TARGET}, training=True)
+    finally:
+        keras.config.set_dtype_policy("float32")
+    assert logits.dtype == tf.float32
+    assert all(v.dtype == "float32" for v in model.weights)

@@ -1,0 +1,74 @@
+import pytest
+
+from t2t_lite import registry
+from t2t_lite.errors import T2TError
+from t2t_lite.hparams_lib import HParams
+
+PAPER_SETS = ["transformer_base", "transformer_big", "transformer_tiny", "transformer_small",
+              "transformer_parsing", "transformer_base_prenorm"]
+TABLE3_SETS = ["transformer_table3_a_heads1", "transformer_table3_a_heads4",
+               "transformer_table3_a_heads16", "transformer_table3_a_heads32",
+               "transformer_table3_b_dk16", "transformer_table3_b_dk32",
+               "transformer_table3_c_layers2", "transformer_table3_c_layers4",
+               "transformer_table3_c_layers8", "transformer_table3_c_dmodel256",
+               "transformer_table3_c_dmodel1024", "transformer_table3_c_dff1024",
+               "transformer_table3_c_dff4096", "transformer_table3_d_dropout0",
+               "transformer_table3_d_dropout2", "transformer_table3_d_smoothing0",
+               "transformer_table3_d_smoothing2", "transformer_table3_e_learned_pos"]
+
+
+def test_every_set_is_listed_and_builds_valid_hparams():
+    names = registry.list_hparams()
+    for name in PAPER_SETS + TABLE3_SETS:
+        assert name in names
+        assert isinstance(registry.hparams(name), HParams)
+
+
+def test_unknown_hparams_set_suggests_close_names_and_lists_all():
+    with pytest.raises(T2TError) as err:
+        registry.hparams("transformer_bsae")
+    message = str(err.value)
+    assert "Unknown hparams set 'transformer_bsae'" in message
+    assert "Did you mean 'transformer_base'" in message
+    assert "transformer_table3_e_learned_pos" in message  # the full list follows
+
+
+def test_registering_a_name_twice_is_an_error():
+    with pytest.raises(T2TError, match="'transformer_base' is already registered"):
+        registry.register_hparams("transformer_base")(lambda: HParams())
+
+
+def test_alias_clash_is_an_error():
+    with pytest.raises(T2TError, match="'transformer_big' is already registered"):
+        registry.register_hparams("some_new_set", aliases=["transformer_big"])(HParams)
+
+
+def test_default_name_is_snake_case_of_the_class():
+    reg = registry.Registry("thing", "t2t_lite")
+    reg.register(type("MyFancyProblem", (), {}))
+    assert reg.names() == ["my_fancy_problem"]
+
+
+def test_model_registry_has_the_transformer():
+    assert registry.list_models() == ["transformer"]
+    with pytest.raises(T2TError, match="Did you mean 'transformer'"):
+        registry.model("transfomer")
+
+
+def test_table3_rows_change_what_the_paper_says():
+    base = registry.hparams("transformer_base")
+    heads1 = registry.hparams("transformer_table3_a_heads1")
+    assert (heads1.num_heads, heads1.key_channels // heads1.num_heads) == (1, 512)
+    dk16 = registry.hparams("transformer_table3_b_dk16")
+    assert (dk16.key_channels // dk16.num_heads, dk16.value_channels // dk16.num_heads) == (16, 64)
+    small = registry.hparams("transformer_table3_c_dmodel256")
+    assert (small.hidden_size, small.key_channels // small.num_heads) == (256, 32)
+    assert registry.hparams("transformer_table3_e_learned_pos").pos == "emb"
+    big = registry.hparams("transformer_big")
+    assert (big.hidden_size, big.filter_size, big.num_heads, big.layer_prepostprocess_dropout,
+            big.train_steps) == (1024, 4096, 16, 0.3, 300000)
+    assert (base.hidden_size, base.filter_size, base.num_heads, base.num_hidden_layers,
+            base.label_smoothing, base.learning_rate_warmup_steps, base.train_steps) == (
+                512, 2048, 8, 6, 0.1, 4000, 100000)
+    parsing = registry.hparams("transformer_parsing")
+    assert (parsing.num_hidden_layers, parsing.hidden_size) == (4, 1024)
