@@ -14,6 +14,8 @@ INSTALL_REQUIRES = [
     # tensorflow-datasets 4.9.10 imports it on Python 3.11 without declaring it.
     "importlib_resources==7.1.0",
     "sacrebleu==2.6.0",
+    # tf.summary needs it at run time (TensorBoard event files of training and eval).
+    "tensorboard==2.21.0",
     "sentencepiece==0.2.3",
     "num2words==0.5.14",
     "numpy==2.4.6",
@@ -51,5 +53,9 @@ setup(
         # Side-by-side benchmarks only; never needed by the package or CI.
         "bench": ["torch==2.13.0", "ctranslate2"],
     },
-    entry_points={"console_scripts": []},
+    entry_points={"console_scripts": [
+        "t2t-datagen = t2t_lite.bin.t2t_datagen:main",
+        "t2t-trainer = t2t_lite.bin.t2t_trainer:main",
+        "t2t-bleu = t2t_lite.bin.t2t_bleu:main",
+    ]},
 )

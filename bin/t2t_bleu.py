@@ -1,0 +1,47 @@
+"""t2t-bleu: corpus BLEU of a translation file against a reference file.
+
+    t2t-bleu --translation=out.de --reference=newstest2014.de [--tokenize=intl] [--lowercase]
+
+Prints sacreBLEU's score line with its signature, e.g.
+`BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0 = 27.31 58.9/33.0/...`,
+the same line as `sacrebleu REF -i HYP -f text -w 2`.
+"""
+
+import argparse
+import sys
+from typing import List, Optional
+
+from t2t_lite.bin import cli
+from t2t_lite.decode.bleu import TOKENIZERS, corpus_bleu, read_lines
+
+PROG = "t2t-bleu"
+
+
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+    parser = cli.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--translation", required=True,
+                        help="system output, one detokenized sentence per line")
+    parser.add_argument("--reference", required=True,
+                        help="reference translation, same number of lines")
+    parser.add_argument("--tokenize", default="13a",
+                        help=f"sacreBLEU tokenizer (default 13a; 'intl' as in tensor2tensor's "
+                             f"bleu_hook); one of {', '.join(TOKENIZERS)}")
+    parser.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU")
+    parser.add_argument("--score_only", action="store_true", help="print the BLEU number only")
+    return parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    score, signature = corpus_bleu(read_lines(args.translation), read_lines(args.reference),
+                                   tokenize=args.tokenize, lowercase=args.lowercase)
+    print(score.format(score_only=args.score_only, signature=signature))
+    return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Returns 0, or 1 after a one-line error (argparse itself exits 2 on bad flags)."""
+    return cli.main(PROG, lambda: run(parse_args(argv)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+"""Beam search with alive and finished beams, as in tensor2tensor.
+
+A pure function over a next-token logits callback (contract in
+`search_common`); it knows nothing of Keras or the model:
+
+    ids, scores = beam_search(model_step, tf.zeros([batch], tf.int32), beam_size=4,
+                              max_decode_length=input_length + 50, vocab_size=V,
+                              alpha=0.6, cache=cache)
+    best = ids[:, 0]  # [batch, T]
+
+Each step extends the `beam` alive hypotheses of every example, keeps the 2 *
+beam best extensions (at most `beam` of them end in EOS, so at least `beam`
+can stay alive), moves those that ended (EOS, or the example's maximum length)
+into the finished set when they rank among its `beam` best, and keeps the
+`beam` best unfinished ones alive.
+
+Scores are log P(hypothesis) / length_penalty(length), where length counts
+the output tokens including EOS (tensor2tensor's convention).
+
+Cache: the caller passes tensors with leading dim `batch`; they are repeated to
+[batch * beam] (beam is the inner index) and after every step reordered with a
+gather on the parent beam of each surviving hypothesis. Tensors under a dict
+key named "static" (at any depth) are tiled but never gathered: per-example
+constants such as encoder outputs, for which the gather would be wasted work.
+"""
+
+from typing import Optional, Tuple
+
+import tensorflow as tf
+
+from t2t_lite.decode.sampling import _decode_loop
+from t2t_lite.decode.search_common import DEAD_THRESHOLD, NEG_INF, gather_cache
+from t2t_lite.decode.search_common import length_penalty as _length_penalty
+from t2t_lite.decode.search_common import (keep_static_shapes, resolve_max_lengths, tile_cache,
+                                           write_at)
+
+
+def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, max_decode_length,
+                vocab_size: int, alpha, eos_id: int = 1, cache=None,
+                length_penalty: str = "gnmt", stop_early: bool = True,
+                buffer_length: Optional[int] = None) -> Tuple[tf.Tensor, tf.Tensor]:
+    """Batched beam search; runs in eager mode, `tf.function` and XLA.
+
+    Args:
+      symbols_to_logits_fn: (ids int32 [batch * beam], step int32 scalar, cache)
+        -> (logits float32 [batch * beam, vocab], cache).
+      initial_ids: int32 [batch], the decoder input at step 0 (PAD = 0 in t2t).
+      beam_size: number of hypotheses kept per example; 1 runs greedy decoding.
+      max_decode_length: int32 scalar or [batch]: at most this many output
+        tokens per example; a hypothesis reaching its example's limit is
+        finished there, without EOS.
+      vocab_size: size of the logits' last axis (static).
+      alpha: length penalty strength (0.6 in the paper).
+      eos_id: end-of-sentence id, kept at the end of finished hypotheses.
+      cache: nested dict of tensors with leading dim `batch` (see module doc).
+      length_penalty: "gnmt" ((5 + len) / 6) ** alpha or "fairseq" len ** alpha.
+      stop_early: stop an example once no alive hypothesis, even at the most
+        favourable length penalty, can beat its worst finished one (as in
+        tensor2tensor); the loop stops when every example has stopped.
+        False runs every example to its maximum length.
+      buffer_length: static output length T; needed under XLA when
+        `max_decode_length` is not known while tracing. Defaults to the maximum
+        of `max_decode_length`.
+
+    Returns:
+      ids int32 [batch, beam, T] without the initial id, PAD (0) after EOS;
+      scores float32 [batch, beam]; best first. Finished hypotheses come first;
+      if early stopping left fewer than `beam` finished, the remaining slots
+      hold the best alive hypotheses (scored at their current length), so every
+      example always returns `beam` hypotheses.
+    """
+    penalty_kind = length_penalty
+    _length_penalty(1, 0.0, penalty_kind)  # validates the name before tracing the loop
+    if beam_size == 1:
+        # As in tensor2tensor, beam 1 is greedy decoding: the general loop would
+        # keep searching past an EOS when alpha > 0 rewards longer outputs.
+        ids, log_probs, lengths = _decode_loop(
+            symbols_to_logits_fn,
+            lambda logits, step: tf.argmax(logits, axis=-1, output_type=tf.int32),
+            initial_ids, max_decode_length, eos_id, cache, buffer_length)
+        scores = log_probs / _length_penalty(lengths, alpha, penalty_kind)
+        return ids[:, tf.newaxis], scores[:, tf.newaxis]
+    return _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_length,
+                             vocab_size, alpha, eos_id, cache, penalty_kind, stop_early,
+                             buffer_length)
+
+
+def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_length,
+                      vocab_size, alpha, eos_id, cache, penalty_kind, stop_early,
+                      buffer_length):
+    """The alive/finished loop for any beam size (see `beam_search`)."""
+    lp = _length_penalty
+    beam = beam_size
+    initial_ids = tf.cast(initial_ids, tf.int32)  # [batch]
+    batch_size = tf.shape(initial_ids)[0]
+    buffer_length, max_lengths = resolve_max_lengths(max_decode_length, batch_size,
+                                                     buffer_length)  # [batch]
+    num_steps = tf.reduce_max(max_lengths)
+    final_penalty = lp(max_lengths, alpha, penalty_kind)  # [batch]
+    per_beam_k = min(2 * beam, vocab_size)
+    batch_offsets = tf.range(batch_size)[:, tf.newaxis] * beam  # [batch, 1]
+
+    def step_fn(step, alive_seq, alive_log_probs, alive_last, finished_seq, finished_scores,
+                finished_flags, done, lengths, cache):
+        """One expansion. Shapes: *_seq [batch, beam, T]; scores [batch, beam]."""
+        flat_ids = tf.reshape(alive_last, [-1])  # [batch * beam]
+        logits, new_cache = symbols_to_logits_fn(flat_ids, step, cache)
+        logits = tf.cast(logits, tf.float32)  # [batch * beam, vocab]
+        # Top 2 * beam per beam on raw logits, then over all beams: the same
+        # result as a top-k over log_softmax of [batch, beam * vocab], without
+        # materialising the log-softmax.
+        log_norm = tf.reduce_logsumexp(logits, axis=-1, keepdims=True)  # [batch * beam, 1]
+        top_logits, top_tokens = tf.math.top_k(logits, k=per_beam_k)  # [batch * beam, k]
+        candidate_log_probs = (tf.reshape(top_logits - log_norm, [-1, beam, per_beam_k])
+                               + alive_log_probs[:, :, tf.newaxis])  # [batch, beam, k]
+        candidate_log_probs = tf.reshape(candidate_log_probs, [-1, beam * per_beam_k])
+        candidate_log_probs, flat_choice = tf.math.top_k(candidate_log_probs, k=2 * beam)
+        parents = flat_choice // per_beam_k  # [batch, 2 * beam]
+        tokens = tf.gather(tf.reshape(top_tokens, [-1, beam * per_beam_k]), flat_choice,
+                           batch_dims=1)  # [batch, 2 * beam]
+        candidate_seq = write_at(tf.gather(alive_seq, parents, batch_dims=1), step,
+                                 tokens)  # [batch, 2 * beam, T]
+
+        active = tf.logical_not(done)[:, tf.newaxis]  # [batch, 1]
+        valid = (candidate_log_probs > DEAD_THRESHOLD) & active  # [batch, 2 * beam]
+        ends = tf.equal(tokens, eos_id) | (step + 1 >= max_lengths)[:, tf.newaxis]
+
+        # Alive: the best `beam` candidates that did not end.
+        alive_keys = tf.where(ends | tf.logical_not(valid), NEG_INF, candidate_log_probs)
+        new_alive_log_probs, keep = tf.math.top_k(alive_keys, k=beam)  # [batch, beam]
+        new_alive_seq = tf.gather(candidate_seq, keep, batch_dims=1)  # [batch, beam, T]
+        new_alive_last = tf.gather(tokens, keep, batch_dims=1)  # [batch, beam]
+        new_parents = tf.gather(parents, keep, batch_dims=1) + batch_offsets  # [batch, beam]
+        new_cache = keep_static_shapes(gather_cache(new_cache, tf.reshape(new_parents, [-1])),
+                                       cache)
+
+        # Finished: the best `beam` of the old finished set and the candidates that ended.
+        new_scores = candidate_log_probs / lp(step + 1, alpha, penalty_kind)
+        new_scores = tf.where(ends & valid, new_scores, NEG_INF)  # [batch, 2 * beam]
+        pool_scores = tf.concat([finished_scores, new_scores], axis=1)  # [batch, 3 * beam]
+        pool_flags = tf.concat([finished_flags, ends & valid], axis=1)
+        finished_scores, pick = tf.math.top_k(pool_scores, k=beam)  # [batch, beam]
+        finished_flags = tf.gather(pool_flags, pick, batch_dims=1)
+        finished_seq = tf.gather(tf.concat([finished_seq, candidate_seq], axis=1), pick,
+                                 batch_dims=1)  # [batch, beam, T]
+
+        # Examples already stopped keep their alive hypotheses for the final fill.
+        alive_seq = tf.where(active[:, :, tf.newaxis], new_alive_seq, alive_seq)
+        alive_log_probs = tf.where(active, new_alive_log_probs, alive_log_probs)
+        lengths += tf.cast(active[:, 0], tf.int32)
+        stop = step + 1 >= max_lengths  # [batch]
+        if stop_early:
+            # Log probs only fall, so the best an alive hypothesis can reach is its
+            # current log prob over the largest penalty still ahead: at the maximum
+            # length for alpha >= 0, at the next length for alpha < 0.
+            next_length = tf.minimum(step + 2, max_lengths)
+            best_penalty = tf.maximum(lp(next_length, alpha, penalty_kind), final_penalty)
+            best_alive = alive_log_probs[:, 0] / best_penalty  # [batch]
+            worst_finished = tf.reduce_min(tf.where(finished_flags, finished_scores, -NEG_INF),
+                                           axis=1)  # [batch]
+            any_finished = tf.reduce_any(finished_flags, axis=1)
+            stop |= any_finished & (worst_finished > best_alive)
+        done = done | stop
+        return (step + 1, alive_seq, alive_log_probs, new_alive_last, finished_seq,
+                finished_scores, finished_flags, done, lengths, new_cache)
+
+    def cond(step, *state):
+        done = state[6]
+        return tf.logical_and(step < num_steps, tf.logical_not(tf.reduce_all(done)))
+
+    # Only beam 0 is live at first, so the first step does not pick one token `beam` times.
+    first_beam = tf.concat([[0.0], tf.fill([beam - 1], NEG_INF)], axis=0)  # [beam]
+    seq_zeros = tf.zeros([batch_size, beam, buffer_length], tf.int32)
+    state = (tf.constant(0), seq_zeros, tf.tile(first_beam[tf.newaxis], [batch_size, 1]),
+             tf.tile(initial_ids[:, tf.newaxis], [1, beam]), seq_zeros,
+             tf.fill([batch_size, beam], NEG_INF), tf.zeros([batch_size, beam], tf.bool),
+             tf.zeros([batch_size], tf.bool), tf.zeros([batch_size], tf.int32),
+             tile_cache({} if cache is None else cache, beam))
+    (_, alive_seq, alive_log_probs, _, finished_seq, finished_scores, finished_flags, _,
+     lengths, _) = tf.while_loop(cond, step_fn, state, maximum_iterations=num_steps)
+    return _fill_from_alive(alive_seq, alive_log_probs, finished_seq, finished_scores,
+                            finished_flags, lp(lengths, alpha, penalty_kind))
+
+
+def _fill_from_alive(alive_seq, alive_log_probs, finished_seq, finished_scores,
+                     finished_flags, alive_penalty):
+    """Fills the finished slots left empty with the best alive hypotheses.
+
+    Finished hypotheses are sorted best first with the empty slots last, so slot
+    j of an example with n finished takes alive hypothesis j - n.
+
+    Args:
+      *_seq [batch, beam, T], *_log_probs / *_scores / flags [batch, beam],
+      alive_penalty [batch] (length penalty at the alive hypotheses' length).
+
+    Returns:
+      ids int32 [batch, beam, T], scores float32 [batch, beam].
+    """
+    beam = tf.shape(finished_flags)[1]
+    num_finished = tf.reduce_sum(tf.cast(finished_flags, tf.int32), axis=1, keepdims=True)
+    source = tf.clip_by_value(tf.range(beam)[tf.newaxis] - num_finished, 0, beam - 1)
+    alive_scores = alive_log_probs / alive_penalty[:, tf.newaxis]  # [batch, beam]
+    ids = tf.where(finished_flags[:, :, tf.newaxis], finished_seq,
+                   tf.gather(alive_seq, source, batch_dims=1))  # [batch, beam, T]
+    scores = tf.where(finished_flags, finished_scores,
+                      tf.gather(alive_scores, source, batch_dims=1))  # [batch, beam]
+    return ids, scores

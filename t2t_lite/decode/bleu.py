@@ -1,0 +1,75 @@
+"""Corpus BLEU through sacreBLEU, the number tensor2tensor users compare with.
+
+    score, signature = corpus_bleu(hypotheses, references)
+    print(score.format(signature=signature))
+    # BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0 = 27.31 58.9/...
+
+Uses `sacrebleu.metrics.BLEU(...).corpus_score(hyps, [refs])`: the functional
+`sacrebleu.corpus_bleu(hyps, refs)` with unwrapped references silently scores
+against the wrong streams (see STACK-NOTES).
+"""
+
+from typing import List, Sequence, Tuple
+
+import sacrebleu
+from sacrebleu.metrics.bleu import BLEUScore
+
+from t2t_lite.errors import T2TError, did_you_mean
+
+TOKENIZERS = tuple(sorted(sacrebleu.metrics.BLEU.TOKENIZERS))
+
+
+def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], tokenize: str = "13a",
+                lowercase: bool = False) -> Tuple[BLEUScore, str]:
+    """Scores one hypothesis per reference line (one reference stream).
+
+    Args:
+      hypotheses: detokenized system outputs, one per sentence.
+      references: detokenized references, same count and order.
+      tokenize: sacreBLEU tokenizer: "13a" (its default, mteval-v13a), "intl"
+        (mteval-v14 international, what tensor2tensor's `bleu_hook` used), ...
+      lowercase: case-insensitive BLEU.
+
+    Returns:
+      (sacreBLEU's score object: `.score` is BLEU in [0, 100], `str()` the
+      details; the signature string, e.g.
+      "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0").
+
+    Raises:
+      T2TError: different line counts or an unknown tokenizer.
+    """
+    if len(hypotheses) != len(references):
+        raise T2TError(f"The translation has {len(hypotheses)} lines but the reference has "
+                       f"{len(references)}; BLEU needs one translation per reference line.")
+    if tokenize not in TOKENIZERS:
+        raise T2TError(f"Unknown tokenizer {tokenize!r}; expected one of "
+                       f"{', '.join(TOKENIZERS)}." + did_you_mean(tokenize, TOKENIZERS))
+    metric = sacrebleu.metrics.BLEU(tokenize=tokenize, lowercase=lowercase)
+    score = metric.corpus_score(list(hypotheses), [list(references)])
+    return score, str(metric.get_signature())
+
+
+def read_lines(path: str) -> List[str]:
+    """The lines of a UTF-8 text file, trailing whitespace removed, as sacreBLEU's
+    command line reads them (split on "\\n" only, not on other Unicode breaks).
+
+    Raises:
+      T2TError: the file is missing, unreadable or not UTF-8.
+    """
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise T2TError(f"{path} does not exist.") from None
+    except OSError as e:
+        raise T2TError(f"Cannot read {path}: {e.strerror}.") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise T2TError(f"{path} is not UTF-8 text: byte 0x{data[e.start]:02x} on line {line} "
+                       f"(offset {e.start}) cannot be decoded.") from None
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the newline that ends the last line
+    return [line.rstrip() for line in lines]

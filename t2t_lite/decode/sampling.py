@@ -1,0 +1,117 @@
+"""Greedy decoding and sampling (temperature, top-k) over a logits callback.
+
+Both choose one token per example per step and share one compiled loop; see
+`search_common` for the callback contract. Beam search with `beam_size=1`
+runs `greedy_search`.
+"""
+
+from typing import Optional, Sequence, Tuple
+
+import tensorflow as tf
+
+from t2t_lite.decode.search_common import keep_static_shapes, resolve_max_lengths, write_at
+
+
+def _decode_loop(symbols_to_logits_fn, choose_fn, initial_ids, max_decode_length, eos_id,
+                 cache, buffer_length):
+    """One token per example per step until EOS or its maximum length.
+
+    Args:
+      choose_fn: (logits float32 [batch, vocab], step) -> int32 [batch].
+
+    Returns:
+      ids int32 [batch, T] (EOS kept, PAD after it), log_probs float32 [batch]
+      (sum of log_softmax(logits) of the chosen tokens), lengths int32 [batch]
+      (tokens produced, EOS included).
+    """
+    initial_ids = tf.cast(initial_ids, tf.int32)  # [batch]
+    batch_size = tf.shape(initial_ids)[0]
+    buffer_length, max_lengths = resolve_max_lengths(max_decode_length, batch_size,
+                                                     buffer_length)
+    num_steps = tf.reduce_max(max_lengths)
+    cache = {} if cache is None else cache
+
+    def cond(step, ids, last, done, log_probs, lengths, cache):
+        return tf.logical_and(step < num_steps, tf.logical_not(tf.reduce_all(done)))
+
+    def body(step, ids, last, done, log_probs, lengths, cache):
+        logits, new_cache = symbols_to_logits_fn(last, step, cache)
+        cache = keep_static_shapes(new_cache, cache)
+        logits = tf.cast(logits, tf.float32)  # [batch, vocab]
+        token = tf.cast(choose_fn(logits, step), tf.int32)  # [batch]
+        token_log_prob = (tf.gather(logits, token, axis=1, batch_dims=1)
+                          - tf.reduce_logsumexp(logits, axis=1))  # [batch]
+        token = tf.where(done, 0, token)
+        ids = write_at(ids, step, token)
+        log_probs += tf.where(done, 0.0, token_log_prob)
+        lengths += tf.cast(tf.logical_not(done), tf.int32)
+        done = done | tf.equal(token, eos_id) | (step + 1 >= max_lengths)
+        return step + 1, ids, token, done, log_probs, lengths, cache
+
+    state = (tf.constant(0), tf.zeros([batch_size, buffer_length], tf.int32), initial_ids,
+             tf.zeros([batch_size], tf.bool), tf.zeros([batch_size], tf.float32),
+             tf.zeros([batch_size], tf.int32), cache)
+    _, ids, _, _, log_probs, lengths, _ = tf.while_loop(cond, body, state,
+                                                        maximum_iterations=num_steps)
+    return ids, log_probs, lengths
+
+
+def greedy_search(symbols_to_logits_fn, initial_ids, max_decode_length, eos_id: int = 1,
+                  cache=None, buffer_length: Optional[int] = None
+                  ) -> Tuple[tf.Tensor, tf.Tensor]:
+    """Argmax decoding: the most likely token each step, stopping at EOS.
+
+    Args:
+      symbols_to_logits_fn: (ids int32 [batch], step, cache) -> (logits [batch, vocab], cache).
+      initial_ids: int32 [batch], usually zeros (PAD as the start symbol).
+      max_decode_length: int32 scalar or [batch]; a hypothesis that reaches its
+        example's limit stops there without EOS.
+      eos_id: the end-of-sentence id, kept in the output.
+      cache: nested dict of [batch, ...] tensors passed to the callback.
+      buffer_length: static output length; needed under XLA when
+        `max_decode_length` is not known while tracing.
+
+    Returns:
+      ids int32 [batch, T] (PAD after EOS), log_probs float32 [batch].
+    """
+    ids, log_probs, _ = _decode_loop(
+        symbols_to_logits_fn, lambda logits, step: tf.argmax(logits, axis=-1, output_type=tf.int32),
+        initial_ids, max_decode_length, eos_id, cache, buffer_length)
+    return ids, log_probs
+
+
+def sample(symbols_to_logits_fn, initial_ids, max_decode_length, temperature: float = 1.0,
+           top_k: int = 0, seed: Sequence[int] = (0, 0), eos_id: int = 1, cache=None,
+           buffer_length: Optional[int] = None) -> Tuple[tf.Tensor, tf.Tensor]:
+    """Random sampling from softmax(logits / temperature), optionally restricted
+    to the `top_k` most likely tokens.
+
+    Stateless random ops keyed on (`seed`, step): the same seed gives the same
+    output in eager, `tf.function` and XLA. `temperature=0` is greedy decoding.
+
+    Args:
+      temperature: > 0 flattens (> 1) or sharpens (< 1) the distribution.
+      top_k: sample among the k most likely tokens; 0 means the whole vocabulary.
+      seed: two integers (or an int32 [2] tensor).
+      Other arguments as in `greedy_search`.
+
+    Returns:
+      ids int32 [batch, T], log_probs float32 [batch] under the model's own
+      distribution (before temperature and top-k).
+    """
+    if isinstance(temperature, (int, float)) and temperature == 0:
+        return greedy_search(symbols_to_logits_fn, initial_ids, max_decode_length, eos_id,
+                             cache, buffer_length)
+    seed = tf.cast(seed, tf.int32)
+
+    def choose(logits, step):  # logits [batch, vocab]
+        logits = logits / tf.cast(temperature, tf.float32)
+        if top_k:
+            kth_best = tf.math.top_k(logits, k=top_k).values[:, -1:]  # [batch, 1]
+            logits = tf.where(logits < kth_best, tf.float32.min, logits)
+        step_seed = tf.random.experimental.stateless_fold_in(seed, step)
+        return tf.random.stateless_categorical(logits, 1, step_seed, dtype=tf.int32)[:, 0]
+
+    ids, log_probs, _ = _decode_loop(symbols_to_logits_fn, choose, initial_ids,
+                                     max_decode_length, eos_id, cache, buffer_length)
+    return ids, log_probs

@@ -1,0 +1,146 @@
+"""t2t-bleu and corpus_bleu against sacreBLEU on the WMT14 newstest sample."""
+
+import random
+import subprocess
+import sys
+
+import pytest
+import sacrebleu
+
+from t2t_lite.bin import t2t_bleu
+from t2t_lite.decode.bleu import corpus_bleu, read_lines
+from t2t_lite.errors import T2TError
+
+REFERENCE = "wmt14/newstest2014-full.en-de.de"
+
+
+@pytest.fixture
+def reference(shared_data):
+    return shared_data / REFERENCE
+
+
+def api_bleu(hyps, refs, **kwargs):
+    metric = sacrebleu.metrics.BLEU(**kwargs)
+    return metric.corpus_score(hyps, [refs]), str(metric.get_signature())
+
+
+def write(path, lines):
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def degrade(lines, seed=0):
+    """A plausible bad system: each line's words shuffled a little, some dropped."""
+    rng = random.Random(seed)
+    out = []
+    for line in lines:
+        words = [w for w in line.split() if rng.random() > 0.15]
+        for i in range(len(words) - 1):
+            if rng.random() < 0.2:
+                words[i], words[i + 1] = words[i + 1], words[i]
+        out.append(" ".join(words))
+    return out
+
+
+def run_main(capsys, *argv):
+    code = t2t_bleu.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_reference_against_itself_is_100(reference, capsys):
+    code, out, err = run_main(capsys, f"--translation={reference}", f"--reference={reference}")
+    assert code == 0 and err == ""
+    assert out == ("BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0 = 100.00 "
+                   "100.0/100.0/100.0/100.0 (BP = 1.000 ratio = 1.000 hyp_len = 62688 "
+                   "ref_len = 62688)\n")
+
+
+@pytest.mark.parametrize("options,kwargs", [
+    ([], {}),
+    (["--tokenize=intl"], {"tokenize": "intl"}),
+    (["--lowercase"], {"lowercase": True}),
+    (["--tokenize=intl", "--lowercase"], {"tokenize": "intl", "lowercase": True}),
+])
+def test_equals_the_sacrebleu_api(reference, tmp_path, capsys, options, kwargs):
+    refs = reference.read_text(encoding="utf-8").split("\n")[:-1]
+    shuffled = refs[:]
+    random.Random(1).shuffle(shuffled)
+    for hyps in (shuffled, degrade(refs)):
+        hyp_file = write(tmp_path / "hyp.txt", hyps)
+        expected, signature = api_bleu(hyps, refs, **kwargs)
+        code, out, _ = run_main(capsys, "--translation", str(hyp_file), "--reference",
+                                str(reference), *options)
+        assert code == 0
+        assert out == expected.format(signature=signature) + "\n"
+        assert out.startswith(f"BLEU|{signature} = {expected.score:.2f} ")
+
+
+def test_score_only_and_library_function(reference, tmp_path, capsys):
+    refs = read_lines(str(reference))
+    hyps = degrade(refs)
+    expected, signature = api_bleu(hyps, refs, tokenize="intl")
+    score, sig = corpus_bleu(hyps, refs, tokenize="intl")
+    assert score.score == expected.score and sig == signature
+    code, out, _ = run_main(capsys, "--translation", str(write(tmp_path / "hyp.txt", hyps)),
+                            "--reference", str(reference), "--tokenize=intl", "--score_only")
+    assert code == 0 and out == f"{expected.score:.2f}\n"
+
+
+def test_degraded_copy_has_a_middling_score(reference):
+    refs = read_lines(str(reference))
+    score, _ = corpus_bleu(degrade(refs), refs)
+    assert 20 < score.score < 80  # the comparisons above are not of 0 with 0
+
+
+def test_same_line_as_the_sacrebleu_command(reference, tmp_path):
+    refs = read_lines(str(reference))
+    hyp_file = write(tmp_path / "hyp.txt", degrade(refs))
+    ours = subprocess.run([sys.executable, "-m", "t2t_lite.bin.t2t_bleu", "--translation",
+                           str(hyp_file), "--reference", str(reference)],
+                          capture_output=True, text=True, check=True)
+    theirs = subprocess.run([sys.executable, "-m", "sacrebleu", str(reference), "-i",
+                             str(hyp_file), "-f", "text", "-w", "2"],
+                            capture_output=True, text=True, check=True)
+    assert ours.stdout == theirs.stdout and ours.stderr == ""
+
+
+def test_user_errors_are_one_line(tmp_path, capsys):
+    good = write(tmp_path / "ref.txt", ["ein Haus", "zwei Häuser"])
+    short = write(tmp_path / "short.txt", ["ein Haus"])
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("ein Haus\nzwei H\u00e4user\n".encode("latin-1"))
+    cases = [
+        ([f"--translation={short}", f"--reference={good}"],
+         "The translation has 1 lines but the reference has 2"),
+        ([f"--translation={tmp_path / 'missing.txt'}", f"--reference={good}"], "does not exist"),
+        ([f"--translation={latin1}", f"--reference={good}"],
+         "is not UTF-8 text: byte 0xe4 on line 2 (offset 15)"),
+        ([f"--translation={tmp_path}", f"--reference={good}"], "Cannot read"),
+        ([f"--translation={good}", f"--reference={good}", "--tokenize=intll"],
+         "Did you mean 'intl'?"),
+    ]
+    for argv, message in cases:
+        code, out, err = run_main(capsys, *argv)
+        assert code == 1 and out == ""
+        assert err.startswith("t2t-bleu: error: ") and message in err
+        assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_corpus_bleu_rejects_mismatched_counts():
+    with pytest.raises(T2TError, match="3 lines but the reference has 2"):
+        corpus_bleu(["a", "b", "c"], ["a", "b"])
+
+
+def test_read_lines_matches_sacrebleu_reading(tmp_path):
+    path = tmp_path / "x.txt"
+    path.write_bytes("a b  \r\nc\u2028d\n\nlast".encode("utf-8"))
+    assert read_lines(str(path)) == ["a b", "c\u2028d", "", "last"]
+    path.write_bytes(b"")
+    assert read_lines(str(path)) == []
+
+
+def test_help_works():
+    result = subprocess.run([sys.executable, "-m", "t2t_lite.bin.t2t_bleu", "--help"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0 and "--translation" in result.stdout
