@@ -7,6 +7,9 @@ over (`hidden_size`, `filter_size`, `num_heads`, `layer_prepostprocess_dropout`,
     hp = transformer_base().replace(hidden_size=1024, filter_size=4096)
     hp = hp.parse("num_heads=16,layer_prepostprocess_dropout=0.3")
 
+Decoding parameters (beam size, alpha, extra length) are not hparams: each
+problem has defaults and `t2t-decoder --decode_hparams` overrides them.
+
 (Not `hparams.py`: `t2t_lite.hparams` is the package of registered sets.)
 """
 
@@ -70,11 +73,6 @@ class HParams:
     tokens_per_step: int = 25000       # tokens per optimiser step over all replicas; the
                                        # trainer accumulates gradients to reach it; 0: never
     max_length: int = 256              # longest example (in subwords) kept for training
-
-    # --- Decoding defaults (section 6.1; problems may override) ---
-    beam_size: int = 4
-    alpha: float = 0.6                 # length penalty exponent
-    extra_length: int = 50             # maximum output length = input length + extra_length
 
     def __post_init__(self):
         self.validate()
@@ -181,14 +179,14 @@ class HParams:
             if type(value) is not expected and not (expected is float and type(value) is int):
                 raise T2TError(f"hparam {f.name!r} must be {expected.__name__}, got {value!r}.")
         positive = ["hidden_size", "filter_size", "num_heads", "num_hidden_layers",
-                    "batch_size", "max_length", "beam_size", "train_steps"]
+                    "batch_size", "max_length", "train_steps"]
         for name in positive:
             if getattr(self, name) <= 0:
                 raise T2TError(f"hparam {name!r} must be positive, got {getattr(self, name)}.")
         non_negative = ["num_encoder_layers", "num_decoder_layers", "attention_key_channels",
                         "attention_value_channels", "learning_rate_warmup_steps",
-                        "tokens_per_step", "clip_grad_norm", "extra_length", "alpha",
-                        "learning_rate", "layer_norm_epsilon"]
+                        "tokens_per_step", "clip_grad_norm", "learning_rate",
+                        "layer_norm_epsilon"]
         for name in non_negative:
             if getattr(self, name) < 0:
                 raise T2TError(f"hparam {name!r} must be >= 0, got {getattr(self, name)}.")

@@ -1,4 +1,8 @@
-"""The compiled training step: forward, label-smoothed loss, backward, Adam update."""
+"""The math of one training step, shared by the trainer and the benchmark.
+
+Per replica: the label-smoothed loss summed over real target tokens and its
+gradients; then one update with the gradient of the global mean loss.
+"""
 
 from typing import Callable, Dict
 
@@ -9,29 +13,49 @@ from t2t_lite.hparams_lib import HParams
 from t2t_lite.train.loss import smoothed_cross_entropy
 
 
+def replica_gradients(model: keras.Model, optimizer, hp: HParams, batch):
+    """Summed label-smoothed loss of one (per-replica) micro-batch and its gradients.
+
+    Returns:
+      (loss_sum, num_tokens, gradients of loss_sum [times the loss scale
+      under mixed_float16]).
+    """
+    with tf.GradientTape() as tape:
+        logits = model(batch, training=True)
+        loss_sum, tokens = smoothed_cross_entropy(logits, batch["targets"], hp.label_smoothing)
+        scaled = (optimizer.scale_loss(loss_sum)
+                  if isinstance(optimizer, keras.optimizers.LossScaleOptimizer) else loss_sum)
+    return loss_sum, tokens, tape.gradient(scaled, model.trainable_variables)
+
+
+def apply_global_mean(model: keras.Model, optimizer, grads, tokens) -> None:
+    """Applies summed-loss gradients as the gradient of the global mean loss.
+
+    Called in replica context: the token count is summed over replicas, and
+    Keras sums the gradients over replicas, so the update is the gradient of
+    (sum of losses of all replicas) / (all real target tokens).
+    """
+    context = tf.distribute.get_replica_context()
+    global_tokens = tf.maximum(context.all_reduce("sum", tokens), 1.0)
+    optimizer.apply_gradients(zip([g / global_tokens for g in grads], model.trainable_variables))
+
+
 def make_train_step(model: keras.Model, optimizer: keras.optimizers.Optimizer, hp: HParams,
                     jit_compile: bool = False) -> Callable[[Dict[str, tf.Tensor]], tf.Tensor]:
-    """Returns `step(batch) -> mean loss per real target token`, a `tf.function`.
+    """A single-device `step(batch) -> mean loss per real target token` (`tf.function`).
 
-    Args:
-      model: a built Transformer.
-      optimizer: e.g. from `t2t_lite.train.schedule.make_optimizer`.
-      hp: its hparams (label smoothing).
-      jit_compile: compile the whole step with XLA.
+    The trainer adds strategies and accumulation around the same two
+    functions; the benchmark and tests use this one directly.
     """
     if not optimizer.built:
         optimizer.build(model.trainable_variables)
+    gradients = tf.function(lambda batch: replica_gradients(model, optimizer, hp, batch),
+                            jit_compile=jit_compile)
 
-    @tf.function(jit_compile=jit_compile, reduce_retracing=True)
+    @tf.function
     def step(batch):
-        with tf.GradientTape() as tape:
-            logits = model(batch, training=True)  # [B, T, V] float32
-            loss_sum, num_tokens = smoothed_cross_entropy(logits, batch["targets"],
-                                                          hp.label_smoothing)
-            loss = loss_sum / tf.maximum(num_tokens, 1.0)
-        variables = model.trainable_variables
-        grads = tape.gradient(loss, variables)
-        optimizer.apply_gradients(zip(grads, variables))
-        return loss
+        loss_sum, tokens, grads = gradients(batch)
+        apply_global_mean(model, optimizer, grads, tokens)
+        return loss_sum / tf.maximum(tokens, 1.0)
 
     return step

@@ -1,0 +1,97 @@
+"""Translating with a trained model: encoder once, cached decoder, beam search.
+
+    translator = Translator(model, vocab, DecodeParams(beam_size=4, alpha=0.6))
+    translator.translate(["a sentence", ...])  # -> ["eine Übersetzung", ...]
+
+The search (encode, init_cache, beam search over `model.decode_step`) is one
+compiled `tf.function`; Python only batches sentences and turns bytes into str.
+"""
+
+import dataclasses
+from typing import List, Sequence, Tuple
+
+import tensorflow as tf
+
+from t2t_lite.decode.beam_search import beam_search
+from t2t_lite.errors import T2TError
+
+
+@dataclasses.dataclass(frozen=True)
+class DecodeParams:
+    """How to search (defaults: the paper's section 6.1)."""
+
+    beam_size: int = 4
+    alpha: float = 0.6
+    extra_length: int = 50            # max output length = input length + extra_length
+    length_penalty: str = "gnmt"      # or "fairseq"
+    max_input_length: int = 0         # longer inputs are truncated; 0: the model's max_length
+
+    def __post_init__(self):
+        if self.beam_size < 1:
+            raise T2TError(f"beam_size must be >= 1, got {self.beam_size}.")
+        if self.alpha < 0 or self.extra_length < 0:
+            raise T2TError("alpha and extra_length must be >= 0.")
+        if self.length_penalty not in ("gnmt", "fairseq"):
+            raise T2TError(f"length_penalty must be 'gnmt' or 'fairseq', "
+                           f"got {self.length_penalty!r}.")
+
+
+class Translator(tf.Module):
+    """Model + vocabulary + search parameters -> a compiled translation function."""
+
+    def __init__(self, model, vocab, params: DecodeParams = DecodeParams()):
+        super().__init__(name="translator")
+        self.model = model
+        self.vocab = vocab
+        self.params = params
+        self.max_input_length = params.max_input_length or model.hparams.max_length
+        self._search = tf.function(self.search, input_signature=[
+            tf.TensorSpec([None, None], tf.int32)])
+
+    def search(self, inputs: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor]:
+        """inputs int32 [B, S] (0-padded, EOS-terminated) -> ids [B, beam, T], scores [B, beam]."""
+        p = self.params
+        memory, memory_bias = self.model.encode(inputs)
+        input_lengths = tf.reduce_sum(tf.cast(tf.not_equal(inputs, 0), tf.int32), axis=1)
+        max_lengths = input_lengths + p.extra_length  # [B]
+        if self.model.hparams.pos == "emb":  # learned positions stop at max_length
+            max_lengths = tf.minimum(max_lengths, self.model.hparams.max_length)
+        cache = self.model.init_cache(memory, memory_bias, tf.reduce_max(max_lengths))
+        return beam_search(self.model.decode_step, tf.zeros_like(input_lengths), p.beam_size,
+                           max_lengths, self.model.vocab_size, p.alpha, eos_id=1, cache=cache,
+                           length_penalty=p.length_penalty)
+
+    def encode(self, texts: Sequence[str]) -> tf.Tensor:
+        """Strings -> int32 [B, S] ids, EOS-terminated, truncated to max_input_length."""
+        ragged = self.vocab.encode(tf.constant(list(texts), dtype=tf.string))
+        too_long = ragged.row_lengths() > self.max_input_length
+        if bool(tf.reduce_any(too_long)):
+            # Keep the first max_input_length - 1 subwords and the EOS.
+            head = ragged[:, :self.max_input_length - 1]
+            ragged = tf.concat([head, tf.ones([head.nrows(), 1], tf.int32)], axis=1)
+        return ragged.to_tensor()
+
+    def detokenize(self, ids: tf.Tensor) -> List[str]:
+        """int [B, T] -> strings (stops at EOS)."""
+        return [s.decode("utf-8") for s in self.vocab.decode(ids).numpy()]
+
+    def translate_ids(self, inputs: tf.Tensor) -> List[str]:
+        """Best translation of each row of `inputs` (int32 [B, S])."""
+        ids, _ = self._search(tf.cast(inputs, tf.int32))
+        return self.detokenize(ids[:, 0])
+
+    def nbest_ids(self, inputs: tf.Tensor) -> Tuple[List[List[str]], List[List[float]]]:
+        """All beams of each row, best first, with their scores."""
+        ids, scores = self._search(tf.cast(inputs, tf.int32))
+        beams = ids.shape[1]
+        texts = self.detokenize(tf.reshape(ids, [-1, tf.shape(ids)[2]]))
+        return ([texts[i * beams:(i + 1) * beams] for i in range(len(texts) // beams)],
+                scores.numpy().tolist())
+
+    def translate(self, texts: Sequence[str]) -> List[str]:
+        """Translates one batch of sentences; empty strings give empty strings."""
+        texts = list(texts)
+        if not texts:
+            return []
+        out = self.translate_ids(self.encode(texts))
+        return [o if t.strip() else "" for t, o in zip(texts, out)]

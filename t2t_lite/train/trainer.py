@@ -1,0 +1,281 @@
+"""The training loop: strategy, gradient accumulation, checkpoints, resume, evaluation.
+
+    trainer = Trainer(hparams, problem_name, data_dir, output_dir, vocab_size, options)
+    result = trainer.train()
+
+The loss of an optimizer step is the label-smoothed cross-entropy summed over
+every real target token of the step (all replicas, all accumulated
+micro-batches) divided by their number, so results do not depend on how
+the batch is split. Checkpoints hold the model, the optimizer (with its step
+counter) and the position in the input pipeline, so a killed run resumes
+exactly where its last checkpoint was written.
+"""
+
+import dataclasses
+import functools
+import math
+import os
+import signal
+import time
+from typing import Callable, Dict, Optional
+
+import keras
+import tensorflow as tf
+
+import t2t_lite
+from t2t_lite.data.pipeline import make_dataset
+from t2t_lite.errors import T2TError
+from t2t_lite.hparams_lib import HParams
+from t2t_lite.train import evaluation
+from t2t_lite.train.schedule import make_optimizer
+from t2t_lite.train.step import apply_global_mean, replica_gradients
+from t2t_lite.train.strategy import is_chief
+
+
+@dataclasses.dataclass
+class TrainOptions:
+    """How to run training (the hparams say what to train)."""
+
+    train_steps: int = 0                 # optimizer steps in total; 0: hparams.train_steps
+    eval_every: int = 1000               # steps between evaluations; 0: only at the end
+    eval_steps: int = 0                  # dev batches per evaluation; 0: the whole dev split
+    eval_bleu_sentences: int = 100       # dev sentences greedily decoded for BLEU; 0: none
+    save_checkpoints_steps: int = 1000   # 0: not by steps
+    save_checkpoints_secs: int = 600     # the paper: every 10 minutes; 0: not by time
+    keep_checkpoint_max: int = 20
+    log_every: int = 100
+    random_seed: int = 1
+    jit_compile: bool = False
+    early_stopping_patience: int = 0     # evaluations without a better dev loss; 0: never
+
+
+@dataclasses.dataclass
+class TrainResult:
+    step: int
+    loss: float
+    interrupted: bool
+    eval_metrics: Dict[str, float]
+
+
+def _seed_states(model: keras.Model):
+    """The state variables of the dropout layers' seed generators.
+
+    Keras keeps them out of `model.weights`; checkpointing them makes a
+    resumed run draw the same dropout masks as an uninterrupted one.
+    """
+    return [generator.state for layer in model._flatten_layers()
+            for generator in getattr(layer, "_seed_generators", [])]
+
+
+def accumulation_steps(hp: HParams, num_replicas: int) -> int:
+    """Micro-batches per optimizer step so that a step sees ~hp.tokens_per_step tokens."""
+    if not hp.tokens_per_step:
+        return 1
+    return max(1, math.ceil(hp.tokens_per_step / (hp.batch_size * num_replicas)))
+
+
+class Trainer:
+    """Trains one model in `output_dir` on one problem's shards in `data_dir`."""
+
+    def __init__(self, hparams: HParams, problem_name: str, data_dir: str, output_dir: str,
+                 vocab_size: int, options: TrainOptions,
+                 strategy: Optional[tf.distribute.Strategy] = None,
+                 translator_factory: Optional[Callable] = None):
+        self.hp = hparams
+        self.problem_name = problem_name
+        self.data_dir = data_dir
+        self.output_dir = output_dir
+        self.options = options
+        self.strategy = strategy or tf.distribute.get_strategy()
+        self.chief = is_chief(self.strategy)
+        self.translator_factory = translator_factory
+        self.train_steps = options.train_steps or hparams.train_steps
+        self.accumulate = accumulation_steps(hparams, self.strategy.num_replicas_in_sync)
+        self._signal = None
+
+        keras.utils.set_random_seed(options.random_seed)
+        with self.strategy.scope():
+            self.model = t2t_lite.build_model(hparams, vocab_size)
+            optimizer = make_optimizer(hparams)
+            if keras.config.dtype_policy().name == "mixed_float16":
+                optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+            self.optimizer = optimizer
+            self.optimizer.build(self.model.trainable_variables)
+            if self.accumulate > 1:
+                self.accumulators = [
+                    tf.Variable(tf.zeros_like(v), trainable=False,
+                                synchronization=tf.VariableSynchronization.ON_READ,
+                                aggregation=tf.VariableAggregation.SUM)
+                    for v in self.model.trainable_variables]
+                self.accumulated_tokens = tf.Variable(
+                    0.0, trainable=False, synchronization=tf.VariableSynchronization.ON_READ,
+                    aggregation=tf.VariableAggregation.SUM)
+        self._data_seed_offset = 0
+        if self.strategy.num_replicas_in_sync > 1:
+            # Multi-replica iterators cannot be checkpointed (see below): reseed by
+            # the step of the latest checkpoint instead.
+            latest = tf.train.latest_checkpoint(output_dir)
+            self._data_seed_offset = int(latest.rsplit("-", 1)[1]) if latest else 0
+        self.dataset = self.strategy.distribute_datasets_from_function(self._dataset_fn)
+        self.iterator = iter(self.dataset)
+        state = dict(model=self.model, optimizer=self.optimizer,
+                     dropout_seeds=_seed_states(self.model))
+        # A single-device iterator is checkpointable (shuffle buffer included),
+        # so a resumed run continues with the same batches. tf.distribute's
+        # multi-replica iterators are not: they restart the pipeline, reseeded
+        # by the step so a resumed run does not repeat the first batches.
+        self.exact_data_resume = isinstance(self.iterator, tf.__internal__.tracking.Trackable)
+        if self.exact_data_resume:
+            state["data"] = self.iterator
+        self.checkpoint = tf.train.Checkpoint(**state)
+        directory = output_dir if self.chief else os.path.join(
+            output_dir, f"tmp_worker_{self.strategy.cluster_resolver.task_id}")
+        self.manager = tf.train.CheckpointManager(self.checkpoint, directory,
+                                                  max_to_keep=options.keep_checkpoint_max)
+        self._train_step = self._make_train_step()
+
+    # -- Data -----------------------------------------------------------------
+
+    def _dataset_fn(self, input_context):
+        seed = self.options.random_seed + self._data_seed_offset
+        return make_dataset(self.data_dir, self.problem_name, "train", self.hp.batch_size,
+                            self.hp.max_length, training=True, seed=seed,
+                            input_context=input_context,
+                            pad_to_bucket_boundary=self.options.jit_compile)
+
+    # -- The compiled step ----------------------------------------------------
+
+    def _make_train_step(self):
+        model, optimizer, hp = self.model, self.optimizer, self.hp
+        strategy = self.strategy
+        gradients = tf.function(functools.partial(replica_gradients, model, optimizer, hp),
+                                jit_compile=self.options.jit_compile)
+
+        def single(batch):
+            loss_sum, tokens, grads = gradients(batch)
+            apply_global_mean(model, optimizer, grads, tokens)
+            return loss_sum, tokens
+
+        def accumulate(batch):
+            loss_sum, tokens, grads = gradients(batch)
+            for acc, g in zip(self.accumulators, grads):
+                acc.assign_add(g)
+            self.accumulated_tokens.assign_add(tokens)
+            return loss_sum, tokens
+
+        def apply_accumulated():
+            apply_global_mean(model, optimizer, [a.read_value() for a in self.accumulators],
+                              self.accumulated_tokens.read_value())
+            for acc in self.accumulators:
+                acc.assign(tf.zeros_like(acc))
+            self.accumulated_tokens.assign(0.0)
+
+        @tf.function
+        def train_step(iterator):
+            total_loss, total_tokens = tf.constant(0.0), tf.constant(0.0)
+            if self.accumulate == 1:
+                per_replica = strategy.run(single, args=(next(iterator),))
+                total_loss = strategy.reduce("sum", per_replica[0], axis=None)
+                total_tokens = strategy.reduce("sum", per_replica[1], axis=None)
+            else:
+                for _ in tf.range(self.accumulate):
+                    per_replica = strategy.run(accumulate, args=(next(iterator),))
+                    total_loss += strategy.reduce("sum", per_replica[0], axis=None)
+                    total_tokens += strategy.reduce("sum", per_replica[1], axis=None)
+                strategy.run(apply_accumulated)
+            return total_loss / tf.maximum(total_tokens, 1.0), total_tokens
+
+        return train_step
+
+    # -- The loop ---------------------------------------------------------------
+
+    @property
+    def step(self) -> int:
+        return int(self.optimizer.iterations.numpy())
+
+    def _on_signal(self, signum, frame):
+        self._signal = signum
+
+    def _save(self) -> None:
+        self.manager.save(checkpoint_number=self.step)
+
+    def train(self) -> TrainResult:
+        """Trains until `train_steps`, a signal, a NaN loss or early stopping."""
+        restored = self.manager.restore_or_initialize()
+        if restored:
+            print(f"Resumed from {restored} at step {self.step}.", flush=True)
+        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            return self._loop()
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+    def _loop(self) -> TrainResult:
+        opts = self.options
+        writer = tf.summary.create_file_writer(os.path.join(self.output_dir, "train")) \
+            if self.chief else tf.summary.create_noop_writer()
+        start_step, start_time = self.step, time.time()
+        last_save_time, window_time, window_tokens = start_time, start_time, 0.0
+        loss, metrics, best, bad_evals = float("nan"), {}, None, 0
+        while self.step < self.train_steps:
+            loss_t, tokens_t = self._train_step(self.iterator)
+            loss, step = float(loss_t), self.step
+            window_tokens += float(tokens_t)
+            if not math.isfinite(loss):
+                latest = self.manager.latest_checkpoint or "none yet"
+                raise T2TError(f"Loss became {loss} at step {step}; stopping without saving. "
+                               f"Last good checkpoint: {latest}. Try a lower learning_rate "
+                               "or clip_grad_norm.")
+            if step % opts.log_every == 0 or step == self.train_steps:
+                now = time.time()
+                rate = window_tokens / max(now - window_time, 1e-9)
+                lr = float(self.optimizer.learning_rate)
+                eta = (now - start_time) / max(step - start_step, 1) * (self.train_steps - step)
+                print(f"step {step}/{self.train_steps}  loss {loss:.4f}  lr {lr:.3g}  "
+                      f"{rate:.0f} tgt tok/s  elapsed {now - start_time:.0f}s  ETA {eta:.0f}s",
+                      flush=True)
+                with writer.as_default(step=step):
+                    tf.summary.scalar("loss", loss)
+                    tf.summary.scalar("learning_rate", lr)
+                    tf.summary.scalar("target_tokens_per_second", rate)
+                window_time, window_tokens = now, 0.0
+            if ((opts.save_checkpoints_steps and step % opts.save_checkpoints_steps == 0) or
+                    (opts.save_checkpoints_secs and
+                     time.time() - last_save_time >= opts.save_checkpoints_secs)):
+                self._save()
+                last_save_time = time.time()
+            if self._signal is not None:
+                self._save()
+                print(f"Stopped by signal {self._signal} at step {step}; checkpoint saved in "
+                      f"{self.output_dir}. Run the same command again to resume.", flush=True)
+                return TrainResult(step, loss, True, metrics)
+            if opts.eval_every and step % opts.eval_every == 0 and step < self.train_steps:
+                metrics = self.evaluate()
+                window_time, window_tokens = time.time(), 0.0  # tokens/s excludes evaluation
+                if opts.early_stopping_patience:
+                    if best is None or metrics["loss"] < best:
+                        best, bad_evals = metrics["loss"], 0
+                    else:
+                        bad_evals += 1
+                    if bad_evals >= opts.early_stopping_patience:
+                        print(f"Early stopping at step {step}: dev loss has not improved in "
+                              f"{bad_evals} evaluations.", flush=True)
+                        break
+        self._save()
+        metrics = self.evaluate()
+        return TrainResult(self.step, loss, False, metrics)
+
+    def evaluate(self) -> Dict[str, float]:
+        """Dev loss, perplexity, accuracy and (with a translator) greedy BLEU; logged."""
+        metrics = evaluation.evaluate(self, self.options.eval_steps,
+                                      self.options.eval_bleu_sentences)
+        if self.chief:
+            writer = tf.summary.create_file_writer(os.path.join(self.output_dir, "eval"))
+            with writer.as_default(step=self.step):
+                for name, value in metrics.items():
+                    tf.summary.scalar(name, value)
+            writer.flush()
+        print(f"eval step {self.step}: " +
+              "  ".join(f"{k} {v:.4f}" for k, v in sorted(metrics.items())), flush=True)
+        return metrics
