@@ -1,0 +1,43 @@
+"""t2t-datagen: build a problem's vocabulary and encoded TFRecord shards.
+
+    t2t-datagen --problem=translate_ende_numbers --data_dir=DATA
+    t2t-datagen --problem=translate_ende_multi30k --tmp_dir=../shared/data/multi30k --data_dir=DATA
+
+Raw files are looked for in --tmp_dir (each problem documents the names it
+reads); see `t2t_lite.data.datagen` for what is written to --data_dir.
+"""
+
+import argparse
+import sys
+from typing import List, Optional
+
+from t2t_lite.bin import cli
+
+def _parser() -> argparse.ArgumentParser:
+    parser = cli.ArgumentParser(
+        prog="t2t-datagen",
+        description="Learn a problem's subword vocabulary and write its encoded "
+                    "train/dev/test TFRecord shards. Idempotent; safe to interrupt.")
+    parser.add_argument("--problem", required=True,
+                        help="registered problem, e.g. translate_ende_numbers, translate_ende, "
+                             "translate_enfr, translate_ende_multi30k")
+    parser.add_argument("--data_dir", required=True, help="output directory")
+    parser.add_argument("--tmp_dir", default=None,
+                        help="directory searched first for raw parallel text files")
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Runs t2t-datagen with `argv` (default: sys.argv[1:]); returns the exit code."""
+    args = _parser().parse_args(argv)
+
+    def run() -> int:
+        from t2t_lite.data.datagen import generate_data
+        generate_data(args.problem, args.data_dir, args.tmp_dir)
+        return 0
+
+    return cli.main("t2t-datagen", run)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

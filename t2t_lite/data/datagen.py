@@ -1,0 +1,248 @@
+"""Datagen: a problem's raw pairs -> a subword vocabulary and encoded TFRecord shards.
+
+Output in `data_dir` (the input pipeline relies on these names and features):
+
+  - `{problem}.sp{size}.model` (+ `.vocab`, readable): the SentencePiece vocabulary,
+    learned from (a seeded sample of at most `problem.vocab_sample_pairs`) train pairs;
+  - `{problem}-{split}-{i:05d}-of-{n:05d}` for split in train, dev, test: TFRecord
+    files of `tf.train.Example` with int64-list features "inputs" (source ids)
+    and "targets" (target ids), each ending with EOS=1. Example k of a split goes
+    to shard k % n, in the problem's order;
+  - `{problem}.datagen.json`: vocabulary file and size, special ids, and per
+    split the shard files, example and subword counts, and what was dropped.
+
+Every file is written under a hidden temporary name (`.incomplete.<name>`) and
+renamed when complete, so a killed run never leaves a half-written shard or
+vocabulary; leftovers of a killed run are deleted by the next one. A second run
+reuses the vocabulary and every split whose shards and metadata are complete,
+and says so; delete the files to regenerate them.
+
+Dropping policy: pairs with an empty or whitespace-only side are dropped from
+train and counted; dev and test keep all pairs (counted) so that they line up
+with their reference files. Nothing else is dropped (long examples are the
+pipeline's business).
+"""
+
+import hashlib
+import json
+import os
+import random
+import time
+from typing import Callable, Dict, Iterable, List, Optional, Union
+
+import tensorflow as tf
+
+from t2t_lite import registry
+from t2t_lite.data.problem import SPLITS, Pair, Problem
+from t2t_lite.data.vocab import EOS_ID, PAD_ID, SubwordVocab, train_sentencepiece, vocab_path
+from t2t_lite.errors import T2TError
+
+_TMP_PREFIX = ".incomplete."
+_ENCODE_BATCH = 2048
+_SAMPLE_SEED = 1234
+EMPTY_SIDE = "empty source or target"
+
+
+def shard_paths(data_dir: str, problem_name: str, split: str, num_shards: int) -> List[str]:
+    """The shard files of a split, e.g. `D/translate_ende-train-00000-of-00100`."""
+    return [os.path.join(data_dir, f"{problem_name}-{split}-{i:05d}-of-{num_shards:05d}")
+            for i in range(num_shards)]
+
+
+def metadata_path(data_dir: str, problem_name: str) -> str:
+    """The datagen metadata file, `D/{problem}.datagen.json`."""
+    return os.path.join(data_dir, f"{problem_name}.datagen.json")
+
+
+def read_metadata(data_dir: str, problem_name: str) -> Dict:
+    """The metadata written by datagen, or {} when there is none yet."""
+    path = metadata_path(data_dir, problem_name)
+    if not os.path.isfile(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _tmp_path(path: str) -> str:
+    return os.path.join(os.path.dirname(path), _TMP_PREFIX + os.path.basename(path))
+
+
+def _write_atomically(path: str, data: bytes) -> None:
+    tmp = _tmp_path(path)
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def _write_metadata(data_dir: str, meta: Dict) -> None:
+    text = json.dumps(meta, indent=2, sort_keys=True) + "\n"
+    _write_atomically(metadata_path(data_dir, meta["problem"]), text.encode("utf-8"))
+
+
+def _remove_leftovers(data_dir: str, problem_name: str, log: Callable[[str], None]) -> None:
+    stale = [f for f in os.listdir(data_dir) if f.startswith(_TMP_PREFIX + problem_name)]
+    for name in stale:
+        os.remove(os.path.join(data_dir, name))
+    if stale:
+        log(f"  removed {len(stale)} incomplete file(s) left by an interrupted run")
+
+
+def _sample_sentences(pairs: Iterable[Pair], max_pairs: int) -> List[str]:
+    """Reservoir-samples at most `max_pairs` train pairs (seeded); returns their sentences."""
+    rng = random.Random(_SAMPLE_SEED)
+    sample: List[Pair] = []
+    for seen, pair in enumerate(pairs):
+        if seen < max_pairs:
+            sample.append(pair)
+        else:
+            j = rng.randint(0, seen)
+            if j < max_pairs:
+                sample[j] = pair
+    return [s for pair in sample for s in pair if s.strip()]
+
+
+def build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
+                log: Callable[[str], None] = print) -> SubwordVocab:
+    """Loads `problem`'s vocabulary from `data_dir`, learning and writing it first if absent."""
+    path = vocab_path(data_dir, problem)
+    if os.path.isfile(path):
+        vocab = SubwordVocab.from_file(path)
+        log(f"  vocabulary: reusing {os.path.basename(path)} ({vocab.vocab_size} pieces)")
+        return vocab
+    start = time.time()
+    sentences = _sample_sentences(problem.raw_pairs("train", tmp_dir), problem.vocab_sample_pairs)
+    if not sentences:
+        raise T2TError(f"{problem.name}: the train split is empty; cannot learn a vocabulary.")
+    proto = train_sentencepiece(sentences, problem.vocab_size)
+    vocab = SubwordVocab(proto)
+    table = "".join(f"{piece}\t{i}\n" for i, piece in enumerate(vocab.pieces(range(vocab.vocab_size))))
+    _write_atomically(os.path.splitext(path)[0] + ".vocab", table.encode("utf-8"))
+    _write_atomically(path, proto)  # last: its presence means the vocabulary is complete
+    log(f"  vocabulary: learned {os.path.basename(path)} ({vocab.vocab_size} pieces) from "
+        f"{len(sentences):,} sentences in {time.time() - start:.1f} s")
+    return vocab
+
+
+def _int64_example(inputs: List[int], targets: List[int]) -> bytes:
+    feature = {
+        "inputs": tf.train.Feature(int64_list=tf.train.Int64List(value=inputs)),
+        "targets": tf.train.Feature(int64_list=tf.train.Int64List(value=targets)),
+    }
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+def _rows(ragged: tf.RaggedTensor) -> List[List[int]]:
+    values, splits = ragged.flat_values.numpy(), ragged.row_splits.numpy()
+    return [values[splits[i]:splits[i + 1]].tolist() for i in range(len(splits) - 1)]
+
+
+def write_split(pairs: Iterable[Pair], vocab: SubwordVocab, paths: List[str],
+                drop_empty: bool) -> Dict:
+    """Encodes `pairs` and writes them round-robin to `paths` atomically; returns the counts."""
+    stats = {"examples": 0, "source_subwords": 0, "target_subwords": 0,
+             "max_source_length": 0, "max_target_length": 0,
+             "dropped": {EMPTY_SIDE: 0}, "kept_with_empty_side": 0,
+             "shards": [os.path.basename(p) for p in paths]}
+    tmps = [_tmp_path(p) for p in paths]
+    writers = [tf.io.TFRecordWriter(t) for t in tmps]
+
+    def flush(batch: List[Pair]) -> None:
+        sources = _rows(vocab.encode(tf.constant([s for s, _ in batch])))
+        targets = _rows(vocab.encode(tf.constant([t for _, t in batch])))
+        for src_ids, tgt_ids in zip(sources, targets):
+            writers[stats["examples"] % len(writers)].write(_int64_example(src_ids, tgt_ids))
+            stats["examples"] += 1
+            stats["source_subwords"] += len(src_ids)
+            stats["target_subwords"] += len(tgt_ids)
+            stats["max_source_length"] = max(stats["max_source_length"], len(src_ids))
+            stats["max_target_length"] = max(stats["max_target_length"], len(tgt_ids))
+
+    try:
+        batch: List[Pair] = []
+        for source, target in pairs:
+            if not source.strip() or not target.strip():
+                if drop_empty:
+                    stats["dropped"][EMPTY_SIDE] += 1
+                    continue
+                stats["kept_with_empty_side"] += 1
+            batch.append((source, target))
+            if len(batch) == _ENCODE_BATCH:
+                flush(batch)
+                batch = []
+        if batch:
+            flush(batch)
+    except BaseException:
+        for writer, tmp in zip(writers, tmps):
+            writer.close()
+            os.remove(tmp)
+        raise
+    for writer in writers:
+        writer.close()
+    for tmp, path in zip(tmps, paths):
+        os.replace(tmp, path)
+    return stats
+
+
+def _split_line(split: str, s: Dict, reused: bool) -> str:
+    dropped = sum(s["dropped"].values())
+    why = ", ".join(f"{k}: {v:,}" for k, v in s["dropped"].items() if v)
+    line = (f"  {split}: {'reusing ' if reused else ''}{s['examples']:,} examples in "
+            f"{len(s['shards'])} shard(s); subwords incl. EOS: source {s['source_subwords']:,}, "
+            f"target {s['target_subwords']:,} (longest {s['max_source_length']} / "
+            f"{s['max_target_length']}); dropped {dropped:,}" + (f" ({why})" if why else ""))
+    if s["kept_with_empty_side"]:
+        line += f"; kept {s['kept_with_empty_side']:,} with an empty side"
+    return line
+
+
+def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional[str] = None,
+                  log: Callable[[str], None] = print) -> Dict:
+    """Builds the vocabulary and the train/dev/test shards of `problem` in `data_dir`.
+
+    Args:
+      problem: a registered problem name (aliases resolve) or a `Problem` instance.
+      data_dir: output directory (created if needed).
+      tmp_dir: where the problem looks for raw files (see each problem's docs).
+      log: receives the progress and summary lines.
+
+    Returns:
+      The metadata written to `{problem}.datagen.json`.
+
+    Raises:
+      T2TError: unknown problem, unreadable or mismatched raw data, data that
+        would need a download without network.
+    """
+    if isinstance(problem, str):
+        problem = registry.problem(problem)
+    if not problem.vocab_shared or problem.vocab_kind != "sentencepiece":
+        raise T2TError(f"{problem.name}: only a shared SentencePiece vocabulary is supported.")
+    os.makedirs(data_dir, exist_ok=True)
+    log(f"t2t-datagen: {problem.name} ({problem.source_language}->{problem.target_language}) "
+        f"into {data_dir}")
+    _remove_leftovers(data_dir, problem.name, log)
+    vocab = build_vocab(problem, data_dir, tmp_dir, log)
+    meta = read_metadata(data_dir, problem.name)
+    digest = hashlib.sha256(vocab.model_proto).hexdigest()
+    if meta.get("vocab_sha256") != digest:
+        meta["splits"] = {}  # shards encoded with another vocabulary are not reused
+    meta.update(vocab_sha256=digest, problem=problem.name, source_language=problem.source_language,
+                target_language=problem.target_language,
+                vocab_file=os.path.basename(vocab_path(data_dir, problem)),
+                vocab_size=vocab.vocab_size, pad_id=PAD_ID, eos_id=EOS_ID,
+                features={"inputs": "int64 source ids + EOS", "targets": "int64 target ids + EOS"})
+    meta.setdefault("splits", {})
+    for split in SPLITS:
+        paths = shard_paths(data_dir, problem.name, split, problem.num_shards(split))
+        done = meta["splits"].get(split)
+        if done and done["shards"] == [os.path.basename(p) for p in paths] and all(
+                os.path.isfile(p) for p in paths):
+            log(_split_line(split, done, reused=True))
+            continue
+        start = time.time()
+        stats = write_split(problem.raw_pairs(split, tmp_dir), vocab, paths,
+                            drop_empty=(split == "train"))
+        meta["splits"][split] = stats
+        _write_metadata(data_dir, meta)
+        log(_split_line(split, stats, reused=False) + f" [{time.time() - start:.1f} s]")
+    _write_metadata(data_dir, meta)
+    return meta

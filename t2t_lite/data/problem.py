@@ -1,0 +1,136 @@
+"""The Problem base class: what a translation data set is and where it comes from.
+
+A problem yields raw (source, target) string pairs per split and declares the
+vocabulary it needs, its metric and its decoding defaults. It never touches
+tf.data batching or the model; `t2t_lite.data.datagen` turns its pairs into a
+vocabulary and encoded shards.
+
+Writing a problem::
+
+    @registry.register_problem("translate_xy")
+    class TranslateXy(Problem):
+        name = "translate_xy"
+        source_language, target_language = "x", "y"
+        vocab_size = 8000
+
+        def raw_pairs(self, split, tmp_dir):
+            return read_parallel_text(...)
+
+Raw text policy (every problem; enforced by `read_parallel_text` and datagen):
+  - A line is everything up to "\\n" (a "\\r" before it is dropped too); the text
+    is kept byte for byte otherwise: no whitespace collapsing, no entity
+    unescaping, no Unicode normalisation (Multi30k's `&amp;`, TABs, non-breaking
+    spaces and trailing spaces survive).
+  - Source and target files must have the same number of lines: `T2TError`
+    naming both files and counts.
+  - A line that is not valid UTF-8 is a `T2TError` naming the file and line
+    number (convert the file, e.g. `iconv -c`, and re-run); nothing is
+    replaced or skipped silently.
+  - Pairs with an empty (or whitespace-only) side are dropped from the train
+    split and counted in datagen's summary; dev and test keep every pair so
+    that decoded output lines up with the reference files.
+"""
+
+import os
+from typing import Iterator, Optional, Tuple
+
+from t2t_lite.errors import T2TError
+
+SPLITS = ("train", "dev", "test")
+
+Pair = Tuple[str, str]
+
+
+class Problem:
+    """A translation problem: raw pairs per split, vocabulary spec, metric, decode defaults.
+
+    Subclasses set the class attributes and implement `raw_pairs`.
+    """
+
+    name: str = ""                  # canonical registry name, e.g. "translate_ende"
+    source_language: str = ""       # ISO code, e.g. "en"
+    target_language: str = ""       # ISO code, e.g. "de"
+
+    # Vocabulary: one SentencePiece model shared by source and target.
+    vocab_kind: str = "sentencepiece"
+    vocab_size: int = 8000          # pieces, including PAD/EOS/UNK and the 256 byte pieces
+    vocab_shared: bool = True
+    vocab_sample_pairs: int = 500_000  # at most this many train pairs train the vocabulary
+
+    num_train_shards: int = 4       # dev and test are always written as one shard each
+    metric: str = "bleu"
+
+    # Decoding defaults (the paper's: beam 4, alpha 0.6, output <= input + 50).
+    beam_size: int = 4
+    alpha: float = 0.6
+    extra_length: int = 50
+
+    def raw_pairs(self, split: str, tmp_dir: Optional[str]) -> Iterator[Pair]:
+        """Yields the (source, target) strings of `split` ("train", "dev" or "test").
+
+        Args:
+          split: one of `SPLITS`.
+          tmp_dir: where raw files are looked for first (and downloads would go);
+            may be None for problems that need no files.
+
+        Raises:
+          T2TError: when the data cannot be found or read.
+        """
+        raise NotImplementedError
+
+    def num_shards(self, split: str) -> int:
+        """How many TFRecord shards datagen writes for `split`."""
+        check_split(split)
+        return self.num_train_shards if split == "train" else 1
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(name={self.name!r}, "
+                f"{self.source_language}->{self.target_language}, vocab_size={self.vocab_size})")
+
+
+def check_split(split: str) -> None:
+    """Raises `T2TError` unless `split` is one of `SPLITS`."""
+    if split not in SPLITS:
+        raise T2TError(f"Unknown split {split!r}; expected one of {', '.join(SPLITS)}.")
+
+
+def _count_lines(path: str) -> int:
+    count, last = 0, b"\n"
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (last != b"\n")  # a last line without "\n" still counts
+
+
+def _read_lines(path: str) -> Iterator[str]:
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            raw = raw[:-1] if raw.endswith(b"\n") else raw
+            raw = raw[:-1] if raw.endswith(b"\r") else raw
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise T2TError(
+                    f"{path}, line {number}: not valid UTF-8 ({e.reason} at byte {e.start}); "
+                    f"convert the file (e.g. iconv -c -f utf-8 -t utf-8) and re-run.") from None
+
+
+def read_parallel_text(source_path: str, target_path: str) -> Iterator[Pair]:
+    """Yields (source, target) line pairs of two parallel plain-text files.
+
+    The line counts are compared before the first pair is yielded, so a
+    mismatch fails fast.
+
+    Raises:
+      T2TError: a file is missing, the line counts differ, or a line is not UTF-8.
+    """
+    for path in (source_path, target_path):
+        if not os.path.isfile(path):
+            raise T2TError(f"Missing data file {path}.")
+    n_source, n_target = _count_lines(source_path), _count_lines(target_path)
+    if n_source != n_target:
+        raise T2TError(
+            f"Parallel files differ in length: {source_path} has {n_source} lines but "
+            f"{target_path} has {n_target}.")
+    yield from zip(_read_lines(source_path), _read_lines(target_path))

@@ -1,0 +1,173 @@
+"""Subword vocabularies: SentencePiece models learned by datagen, applied in-graph.
+
+Training uses the `sentencepiece` library with settings that give an exact
+round trip, `decode(encode(s)) == s`, for any UTF-8 text (checked on all of
+Multi30k, see STACK-NOTES.md):
+
+  - `normalization_rule_name="identity"`: no NFKC; NBSP, TAB, full-width
+    characters and HTML entities such as `&amp;` stay as written;
+  - `remove_extra_whitespaces=False`: double, leading and trailing spaces stay;
+  - `character_coverage=1.0` and `byte_fallback=True`: no `<unk>`; a character
+    never seen in training is spelt as UTF-8 byte pieces;
+  - ids `PAD=0, EOS=1, UNK=2`, no BOS (tensor2tensor's ids, which the model
+    and beam search assume). The vocabulary size counts these three and the
+    256 byte pieces.
+
+The one normalization: leading whitespace of a line is dropped
+(SentencePiece's word-boundary prefix; `add_dummy_prefix=False` would keep it
+but spend pieces on sentence-initial words without the boundary marker).
+
+Tokenizing is done by `tensorflow_text.SentencepieceTokenizer` everywhere
+(datagen, training, decoding, the exported SavedModel): Python sentencepiece
+breaks some ties differently ("000"), so one implementation is used throughout.
+
+Files: `vocab_path(data_dir, problem)` is `{data_dir}/{problem}.sp{size}.model`
+(the serialized SentencePiece ModelProto) with a human-readable
+`{...}.vocab` beside it (piece TAB score per line).
+"""
+
+import io
+import os
+from typing import Iterable, List, Sequence, Union
+
+import sentencepiece as spm
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from t2t_lite.errors import T2TError
+
+PAD_ID = 0
+EOS_ID = 1
+UNK_ID = 2
+
+# SentencePiece's result depends on its thread count; fixing it makes the
+# vocabulary the same on every machine for the same training text.
+_TRAINER_THREADS = 4
+
+
+def vocab_file_name(problem_name: str, vocab_size: int) -> str:
+    """The vocabulary's file name inside a data dir, e.g. `translate_ende.sp37000.model`."""
+    return f"{problem_name}.sp{vocab_size}.model"
+
+
+def vocab_path(data_dir: str, problem) -> str:
+    """Path of `problem`'s vocabulary in `data_dir`; `problem` is a `Problem` or a name."""
+    if isinstance(problem, str):
+        from t2t_lite import registry  # Lazy: avoids importing problems at import time.
+        problem = registry.problem(problem)
+    return os.path.join(data_dir, vocab_file_name(problem.name, problem.vocab_size))
+
+
+def train_sentencepiece(sentences: Iterable[str], vocab_size: int) -> bytes:
+    """Learns a unigram SentencePiece model with exact round trip; returns its proto bytes.
+
+    Args:
+      sentences: training text, one sentence per item.
+      vocab_size: number of pieces, including PAD, EOS, UNK and 256 byte pieces.
+
+    Raises:
+      T2TError: the text is too small for `vocab_size` (SentencePiece's message).
+    """
+    model = io.BytesIO()
+    sentences = list(sentences)
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(sentences), model_writer=model,
+            vocab_size=vocab_size, model_type="unigram",
+            normalization_rule_name="identity", remove_extra_whitespaces=False,
+            character_coverage=1.0, byte_fallback=True,
+            pad_id=PAD_ID, eos_id=EOS_ID, unk_id=UNK_ID, bos_id=-1,
+            num_threads=_TRAINER_THREADS, minloglevel=2)
+    except RuntimeError as e:
+        raise T2TError(f"SentencePiece could not learn {vocab_size} pieces from "
+                       f"{len(sentences):,} sentences: {e}") from None
+    return model.getvalue()
+
+
+class SubwordVocab(tf.Module):
+    """A SentencePiece vocabulary applied with tensorflow-text, inside or outside tf.function.
+
+    The model proto is an attribute of the tokenizer op, so a `tf.Module` that
+    holds this vocabulary carries it into a SavedModel.
+
+    Attributes:
+      model_proto: the serialized SentencePiece model (bytes).
+      vocab_size: number of ids (ids are 0 .. vocab_size - 1).
+    """
+
+    pad_id = PAD_ID
+    eos_id = EOS_ID
+    unk_id = UNK_ID
+
+    def __init__(self, model_proto: bytes, name: str = "subword_vocab"):
+        super().__init__(name=name)
+        self.model_proto = model_proto
+        processor = spm.SentencePieceProcessor(model_proto=model_proto)
+        if (processor.pad_id(), processor.eos_id(), processor.unk_id()) != (PAD_ID, EOS_ID, UNK_ID):
+            raise T2TError("The SentencePiece model must use pad=0, eos=1, unk=2 "
+                           "(train it with t2t-datagen).")
+        self.vocab_size = int(processor.get_piece_size())
+        self._pieces = [processor.id_to_piece(i) for i in range(self.vocab_size)]
+        self._tokenizer = tf_text.SentencepieceTokenizer(
+            model=model_proto, out_type=tf.int32, add_eos=True)
+
+    @classmethod
+    def from_file(cls, path: str) -> "SubwordVocab":
+        """Loads a `.model` file written by datagen.
+
+        Raises:
+          T2TError: the file is missing.
+        """
+        if not tf.io.gfile.exists(path):
+            raise T2TError(f"No vocabulary at {path}; run t2t-datagen first.")
+        with tf.io.gfile.GFile(path, "rb") as f:
+            return cls(f.read())
+
+    @classmethod
+    def load(cls, data_dir: str, problem) -> "SubwordVocab":
+        """Loads `problem`'s vocabulary (a `Problem` or a registered name) from `data_dir`."""
+        return cls.from_file(vocab_path(data_dir, problem))
+
+    def encode(self, text: tf.Tensor) -> tf.RaggedTensor:
+        """Strings to ids with EOS appended.
+
+        Args:
+          text: tf.string tensor [N].
+        Returns:
+          int32 RaggedTensor [N, (T)], each row ending with EOS_ID.
+        """
+        return self._tokenizer.tokenize(text)  # [N, (T)]
+
+    def decode(self, ids: Union[tf.Tensor, tf.RaggedTensor]) -> tf.Tensor:
+        """Ids to strings; stops at the first EOS and drops PAD.
+
+        Args:
+          ids: integer tensor [N, T] (or RaggedTensor [N, (T)]), e.g. decoder output.
+        Returns:
+          tf.string tensor [N].
+        """
+        if isinstance(ids, tf.RaggedTensor):
+            ids = ids.to_tensor(default_value=PAD_ID)
+        ids = tf.cast(ids, tf.int32)                                        # [N, T]
+        before_eos = tf.cumsum(tf.cast(tf.equal(ids, EOS_ID), tf.int32), axis=1) == 0
+        keep = tf.logical_and(before_eos, tf.not_equal(ids, PAD_ID))        # [N, T]
+        return self._tokenizer.detokenize(tf.ragged.boolean_mask(ids, keep))  # [N]
+
+    # --- Python conveniences (eager) ---
+
+    def encode_texts(self, texts: Sequence[str]) -> List[List[int]]:
+        """Encodes Python strings in eager mode; each id list ends with EOS."""
+        if not texts:
+            return []
+        return self.encode(tf.constant(list(texts), dtype=tf.string)).to_list()
+
+    def decode_ids(self, ids: Sequence[Sequence[int]]) -> List[str]:
+        """Decodes lists of ids in eager mode (stops at EOS, drops PAD)."""
+        if not ids:
+            return []
+        ragged = tf.ragged.constant([list(row) for row in ids], dtype=tf.int32)
+        return [s.decode("utf-8") for s in self.decode(ragged).numpy()]
+
+    def pieces(self, ids: Sequence[int]) -> List[str]:
+        """The subword strings of `ids`, for inspection."""
+        return [self._pieces[i] for i in ids]
