@@ -56,6 +56,9 @@ setup(
     entry_points={"console_scripts": [
         "t2t-datagen = t2t_lite.bin.t2t_datagen:main",
         "t2t-trainer = t2t_lite.bin.t2t_trainer:main",
+        "t2t-decoder = t2t_lite.bin.t2t_decoder:main",
+        "t2t-avg-checkpoints = t2t_lite.bin.t2t_avg_checkpoints:main",
         "t2t-bleu = t2t_lite.bin.t2t_bleu:main",
+        "t2t-evalb = t2t_lite.bin.t2t_evalb:main",
     ]},
 )

@@ -1,9 +1,12 @@
 """What every command-line program shares: quiet TensorFlow, one-line errors, exit codes."""
 
 import argparse
+import contextlib
 import os
+import re
 import sys
-from typing import Callable, List
+import threading
+from typing import Callable, Iterator, List
 
 from t2t_lite.errors import T2TError
 
@@ -25,20 +28,70 @@ def require(parser: argparse.ArgumentParser, args: argparse.Namespace, names: Li
         parser.error(f"missing required flag(s): {', '.join(missing)}")
 
 
-def quiet_tensorflow() -> None:
-    """Silences TensorFlow's C++ and Python log lines so users see the program's own output.
+# TensorFlow 2.21's native start-up and run-time notes (absl "I0000 ..." lines,
+# oneDNN, CUDA stubs, CPU features, SentencePiece's normalizer) ignore
+# TF_CPP_MIN_LOG_LEVEL for the lines printed before logging is set up.
+_NATIVE_NOISE = re.compile(
+    rb"^([IWE]\d{4} |WARNING: All log messages before absl|To enable the following instructions"
+    rb"|normalizer\.cc|.*cuda_executor|.*cuInit)")
 
-    Must run before tensorflow is imported.
+
+@contextlib.contextmanager
+def filtered_native_stderr() -> Iterator[None]:
+    """Passes native (C++) stderr through a filter that drops TensorFlow's noise lines.
+
+    File descriptor 2 becomes a pipe read by a thread that forwards, in real
+    time, every line that is not known noise; Python's `sys.stderr` writes to
+    the real stderr directly, so the program's own messages are never delayed.
     """
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    os.environ.setdefault("ABSL_MIN_LOG_LEVEL", "3")
+    sys.stderr.flush()
+    real = os.dup(2)
+    read_end, write_end = os.pipe()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    python_stderr = sys.stderr
+    sys.stderr = os.fdopen(os.dup(real), "w", buffering=1, encoding="utf-8", errors="replace")
 
+    def forward():
+        with os.fdopen(read_end, "rb") as pipe:
+            for line in pipe:
+                if line.strip() and not _NATIVE_NOISE.match(line):
+                    os.write(real, line)
 
-def main(prog: str, run: Callable[[], int]) -> int:
-    """Runs `run()`; a `T2TError` becomes one line `prog: error: ...` and exit code 1."""
-    quiet_tensorflow()
+    thread = threading.Thread(target=forward, daemon=True)
+    thread.start()
     try:
-        return run()
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(real, 2)  # closes the pipe's last write end: the thread sees EOF
+        thread.join(timeout=5)
+        sys.stderr.close()
+        sys.stderr = python_stderr
+        os.close(real)
+
+
+def _import_tensorflow() -> None:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import absl.logging
+    import tensorflow
+    import tensorflow_text  # noqa: F401  (registers the SentencePiece ops)
+    absl.logging.set_verbosity(absl.logging.ERROR)
+    tensorflow.get_logger().setLevel("ERROR")
+
+
+def main(prog: str, run: Callable[[], int], tensorflow: bool = True) -> int:
+    """Runs `run()`; a `T2TError` becomes one line `prog: error: ...` and exit code 1.
+
+    Args:
+      tensorflow: the program needs TensorFlow: import it first, quietly.
+    """
+    try:
+        if not tensorflow:
+            return run()
+        with filtered_native_stderr():
+            _import_tensorflow()
+            return run()
     except T2TError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 1

@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Returns 0, or 1 after a one-line error (argparse itself exits 2 on bad flags)."""
-    return cli.main(PROG, lambda: run(parse_args(argv)))
+    args = parse_args(argv)
+    return cli.main(PROG, lambda: run(args), tensorflow=False)
 
 
 if __name__ == "__main__":

@@ -91,25 +91,14 @@ class HParams:
         Values are converted by each field's type. An unknown key, a
         malformed item or an unparsable value raises `T2TError`.
         """
-        changes: Dict[str, Any] = {}
-        for item in _split_overrides(overrides):
-            key, sep, raw = item.partition("=")
-            key, raw = key.strip(), raw.strip()
-            if not sep or not key:
-                raise T2TError(f"Malformed hparams override {item!r}: expected key=value.")
-            self._check_key(key)
-            changes[key] = _convert(key, raw, self.field_types()[key])
-        return self.replace(**changes)
+        return parse_overrides(self, overrides, "hparam")
 
     @classmethod
     def field_types(cls) -> Dict[str, type]:
-        return {f.name: _TYPES[f.type] for f in dataclasses.fields(cls)}
+        return _field_types(cls)
 
     def _check_key(self, key: str) -> None:
-        types = self.field_types()
-        if key not in types:
-            raise T2TError(f"Unknown hparam {key!r}.{did_you_mean(key, types)} "
-                           "Run with --registry_help or see t2t_lite/hparams_lib.py for the fields.")
+        _check_key(self, key, "hparam")
 
     # -- Serialisation ----------------------------------------------------
 
@@ -223,11 +212,38 @@ _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 
 
-def _split_overrides(overrides: str):
-    return [item for item in (overrides or "").split(",") if item.strip()]
+def _field_types(obj) -> Dict[str, type]:
+    return {f.name: _TYPES[f.type] for f in dataclasses.fields(obj)}
 
 
-def _convert(key: str, raw: str, expected: type) -> Any:
+def _check_key(obj, key: str, what: str) -> None:
+    types = _field_types(obj)
+    if key not in types:
+        raise T2TError(f"Unknown {what} {key!r}.{did_you_mean(key, types)} "
+                       f"Known: {', '.join(sorted(types))}.")
+
+
+def parse_overrides(obj, overrides: str, what: str):
+    """Returns a copy of the frozen dataclass `obj` with "a=1,b=0.3" applied.
+
+    Each value is converted by its field's type; `what` names the kind of
+    field in error messages ("hparam", "decode hparam").
+
+    Raises:
+      T2TError: a malformed item, an unknown key or an unparsable value.
+    """
+    changes: Dict[str, Any] = {}
+    for item in (item for item in (overrides or "").split(",") if item.strip()):
+        key, sep, raw = item.partition("=")
+        key, raw = key.strip(), raw.strip()
+        if not sep or not key:
+            raise T2TError(f"Malformed {what}s override {item!r}: expected key=value.")
+        _check_key(obj, key, what)
+        changes[key] = _convert(key, raw, _field_types(obj)[key], what)
+    return dataclasses.replace(obj, **changes)
+
+
+def _convert(key: str, raw: str, expected: type, what: str) -> Any:
     try:
         if expected is bool:
             lowered = raw.lower()
@@ -242,4 +258,4 @@ def _convert(key: str, raw: str, expected: type) -> Any:
             raw = raw[1:-1]
         return raw
     except ValueError:
-        raise T2TError(f"hparam {key!r} expects {expected.__name__}, got {raw!r}.") from None
+        raise T2TError(f"{what} {key!r} expects {expected.__name__}, got {raw!r}.") from None

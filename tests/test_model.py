@@ -124,3 +124,14 @@ def test_mixed_bfloat16_keeps_variables_and_logits_in_float32():
         keras.config.set_dtype_policy("float32")
     assert logits.dtype == tf.float32
     assert all(v.dtype == "float32" for v in model.weights)
+
+
+def test_checkpoint_of_the_model_holds_every_weight(tmp_path):
+    model = tiny_model()
+    path = tf.train.Checkpoint(model=model).save(str(tmp_path / "ckpt"))
+    saved = [name for name, _ in tf.train.list_variables(path) if name.startswith("model/")]
+    assert len(saved) == len(model.weights)
+    other = tiny_model(initializer_gain=2.0)
+    tf.train.Checkpoint(model=other).restore(path).assert_existing_objects_matched()
+    for a, b in zip(model.weights, other.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())

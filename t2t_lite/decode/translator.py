@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from t2t_lite.decode.beam_search import beam_search
 from t2t_lite.errors import T2TError
+from t2t_lite.hparams_lib import parse_overrides
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,10 +26,19 @@ class DecodeParams:
     extra_length: int = 50            # max output length = input length + extra_length
     length_penalty: str = "gnmt"      # or "fairseq"
     max_input_length: int = 0         # longer inputs are truncated; 0: the model's max_length
+    batch_size: int = 32              # sentences per batch (t2t-decoder)
+    return_beams: bool = False        # write all beams, TAB-separated (t2t-decoder)
+    write_beam_scores: bool = False   # append each hypothesis' score (t2t-decoder)
+
+    def parse(self, overrides: str) -> "DecodeParams":
+        """A copy with "beam_size=4,alpha=0.6"-style overrides (t2t's --decode_hparams)."""
+        return parse_overrides(self, overrides, "decode hparam")
 
     def __post_init__(self):
         if self.beam_size < 1:
             raise T2TError(f"beam_size must be >= 1, got {self.beam_size}.")
+        if self.batch_size < 1:
+            raise T2TError(f"batch_size must be >= 1, got {self.batch_size}.")
         if self.alpha < 0 or self.extra_length < 0:
             raise T2TError("alpha and extra_length must be >= 0.")
         if self.length_penalty not in ("gnmt", "fairseq"):
@@ -95,3 +105,11 @@ class Translator(tf.Module):
             return []
         out = self.translate_ids(self.encode(texts))
         return [o if t.strip() else "" for t, o in zip(texts, out)]
+
+    def score(self, sources: Sequence[str], targets: Sequence[str]) -> List[float]:
+        """log P(target | source), summed over the target's subwords and EOS."""
+        inputs, outputs = self.encode(sources), self.encode(targets)
+        logits = self.model({"inputs": inputs, "targets": outputs}, training=False)
+        nll = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=outputs, logits=logits)
+        mask = tf.cast(tf.not_equal(outputs, 0), tf.float32)
+        return (-tf.reduce_sum(nll * mask, axis=1)).numpy().tolist()

@@ -131,16 +131,27 @@ class Transformer(keras.Model):
         self.positions = PositionalEncoding(hp.pos, hp.hidden_size, hp.max_length,
                                             name="positions")
         self.embedding_dropout = keras.layers.Dropout(hp.layer_prepostprocess_dropout)
-        self.encoder_layers = [EncoderLayer(hp, name=f"encoder_{i}")
-                               for i in range(hp.encoder_layers)]
-        self.decoder_layers = [DecoderLayer(hp, name=f"decoder_{i}")
-                               for i in range(hp.decoder_layers)]
+        # Layers are attributes, not list items: tf.train.Checkpoint does not
+        # follow Keras 3's tracked lists, so listed layers would be left out of
+        # checkpoints written with tf.train.Checkpoint(model=model).
+        for i in range(hp.encoder_layers):
+            setattr(self, f"encoder_{i}", EncoderLayer(hp, name=f"encoder_{i}"))
+        for i in range(hp.decoder_layers):
+            setattr(self, f"decoder_{i}", DecoderLayer(hp, name=f"decoder_{i}"))
         if hp.norm_placement == "pre":  # pre-norm stacks end with a layer norm
             eps = hp.layer_norm_epsilon
             self.encoder_norm = keras.layers.LayerNormalization(epsilon=eps, name="encoder_norm")
             self.decoder_norm = keras.layers.LayerNormalization(epsilon=eps, name="decoder_norm")
         else:
             self.encoder_norm = self.decoder_norm = None
+
+    @property
+    def encoder_layers(self):
+        return [getattr(self, f"encoder_{i}") for i in range(self.hparams.encoder_layers)]
+
+    @property
+    def decoder_layers(self):
+        return [getattr(self, f"decoder_{i}") for i in range(self.hparams.decoder_layers)]
 
     # -- Full sequences (training, scoring) ---------------------------------
 

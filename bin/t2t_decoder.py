@@ -1,0 +1,112 @@
+"""t2t-decoder: translate with a trained model directory.
+
+    t2t-decoder --output_dir=M --decode_hparams="beam_size=4,alpha=0.6" \\
+        --decode_from_file=newstest2014.en --decode_to_file=out.de \\
+        --decode_reference=newstest2014.de --checkpoint_average=5
+
+Without --decode_from_file it reads standard input and writes standard output.
+"""
+
+import argparse
+import sys
+from typing import List, Optional
+
+from t2t_lite.bin import cli
+
+
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+    p = cli.ArgumentParser(prog="t2t-decoder", description=__doc__.split("\n")[0])
+    p.add_argument("--output_dir", help="model directory written by t2t-trainer")
+    p.add_argument("--checkpoint_path", help="a ckpt-N prefix (default: the latest)")
+    p.add_argument("--checkpoint_average", type=int, default=1,
+                   help="average the last N checkpoints on the fly (the paper: 5)")
+    p.add_argument("--decode_hparams", default="",
+                   help="beam_size, alpha, extra_length, length_penalty, batch_size, "
+                        "max_input_length, return_beams, write_beam_scores")
+    p.add_argument("--decode_from_file", help="one source sentence per line (default: stdin)")
+    p.add_argument("--decode_to_file", help="one translation per line (default: stdout)")
+    p.add_argument("--decode_reference", help="reference translations: print sacreBLEU")
+    p.add_argument("--decode_interactive", action="store_true",
+                   help="translate each line typed at the prompt")
+    p.add_argument("--score_file", help="score 'source<TAB>target' lines: log P(target|source)")
+    args = p.parse_args(argv)
+    if not args.output_dir and not args.checkpoint_path:
+        p.error("give --output_dir (model directory) or --checkpoint_path")
+    return args
+
+
+def _model_dir(args) -> str:
+    import os
+    return args.output_dir or os.path.dirname(args.checkpoint_path)
+
+
+def run(args: argparse.Namespace) -> int:
+    from t2t_lite import registry
+    from t2t_lite.decode import decoding
+    from t2t_lite.decode.checkpoints import load_model
+    from t2t_lite.decode.translator import DecodeParams, Translator
+
+    model_dir = _model_dir(args)
+    model, vocab, _, problem_info = load_model(model_dir, args.checkpoint_path,
+                                               args.checkpoint_average)
+    problem = registry.problem(problem_info["problem"])
+    defaults = DecodeParams(beam_size=problem.beam_size, alpha=problem.alpha,
+                            extra_length=problem.extra_length)
+    translator = Translator(model, vocab, defaults.parse(args.decode_hparams))
+
+    if args.score_file:
+        pairs = [line.split("\t") for line in decoding.read_lines(args.score_file)]
+        bad = next((n for n, pair in enumerate(pairs, 1) if len(pair) != 2), None)
+        if bad:
+            raise cli.T2TError(f"{args.score_file} line {bad}: expected 'source<TAB>target'.")
+        scores = translator.score([s for s, _ in pairs], [t for _, t in pairs]) if pairs else []
+        _write(args.decode_to_file, [f"{s:.4f}" for s in scores])
+        return 0
+    if args.decode_interactive:
+        return _interactive(translator)
+    if args.decode_from_file:
+        lines = decoding.read_lines(args.decode_from_file)
+    else:
+        lines = sys.stdin.read().splitlines()
+    outputs = decoding.decode_lines(translator, lines, progress=decoding.stderr_progress)
+    _write(args.decode_to_file, outputs)
+    if args.decode_reference:
+        _report(problem, outputs, decoding.read_lines(args.decode_reference))
+    return 0
+
+
+def _write(path: Optional[str], lines: List[str]) -> None:
+    text = "".join(line + "\n" for line in lines)
+    if path:
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            raise cli.T2TError(f"Cannot write {path}: {e.strerror}.") from None
+    else:
+        sys.stdout.write(text)
+
+
+def _report(problem, outputs: List[str], references: List[str]) -> None:
+    from t2t_lite.decode.bleu import corpus_bleu
+    score, signature = corpus_bleu(outputs, references)
+    print(f"BLEU = {score.score:.2f} {signature}  ({score})", file=sys.stderr)
+
+
+def _interactive(translator) -> int:
+    print("Type a sentence and press Enter (Ctrl-D to quit).", file=sys.stderr)
+    while True:
+        try:
+            line = input("> ")
+        except EOFError:
+            return 0
+        print(translator.translate([line])[0], flush=True)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = parse_args(argv)  # before importing TensorFlow: --help stays instant
+    return cli.main("t2t-decoder", lambda: run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

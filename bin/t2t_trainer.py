@@ -1,0 +1,112 @@
+"""t2t-trainer: train a registered problem with a registered hparams set.
+
+    t2t-trainer --problem=translate_ende_numbers --hparams_set=transformer_tiny \\
+        --generate_data --data_dir=D --tmp_dir=T --output_dir=M
+
+Killing it (Ctrl-C, SIGTERM) saves a checkpoint; running the same command
+again resumes where it stopped. With TF_CONFIG describing a cluster the same
+command trains on several machines (MultiWorkerMirroredStrategy).
+"""
+
+import argparse
+import os
+import sys
+from typing import List, Optional
+
+from t2t_lite.bin import cli
+
+
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+    p = cli.ArgumentParser(prog="t2t-trainer", description=__doc__.split("\n")[0])
+    p.add_argument("--problem", help="registered problem name (see --registry_help)")
+    p.add_argument("--hparams_set", help="registered hparams set, e.g. transformer_base")
+    p.add_argument("--hparams", default="", help='overrides, e.g. "num_heads=16,relu_dropout=0.1"')
+    p.add_argument("--data_dir", help="where t2t-datagen wrote the vocabulary and shards")
+    p.add_argument("--tmp_dir", default=None, help="raw data for --generate_data")
+    p.add_argument("--output_dir", help="model directory: metadata, checkpoints, summaries")
+    p.add_argument("--generate_data", action="store_true",
+                   help="run t2t-datagen first when the data is missing")
+    p.add_argument("--train_steps", type=int, default=0,
+                   help="optimizer steps in total (default: the hparams set's train_steps)")
+    p.add_argument("--eval_every", type=int, default=1000, help="steps between evaluations")
+    p.add_argument("--eval_steps", type=int, default=0, help="dev batches per evaluation (0: all)")
+    p.add_argument("--eval_bleu_sentences", type=int, default=100,
+                   help="dev sentences decoded greedily for BLEU at each evaluation (0: none)")
+    p.add_argument("--save_checkpoints_steps", type=int, default=1000)
+    p.add_argument("--save_checkpoints_secs", type=int, default=600)
+    p.add_argument("--keep_checkpoint_max", type=int, default=20)
+    p.add_argument("--log_every", type=int, default=100, help="steps between progress lines")
+    p.add_argument("--random_seed", type=int, default=1)
+    p.add_argument("--early_stopping_patience", type=int, default=0,
+                   help="stop after this many evaluations without a better dev loss (0: never)")
+    p.add_argument("--strategy", default="auto",
+                   choices=["auto", "one_device", "mirrored", "multi_worker"])
+    p.add_argument("--jit_compile", action="store_true", help="compile the step with XLA")
+    p.add_argument("--precision", default="float32",
+                   choices=["float32", "mixed_bfloat16", "mixed_float16"],
+                   help="mixed_bfloat16 on CPUs with AVX512-BF16, mixed_float16 on GPUs")
+    p.add_argument("--registry_help", action="store_true",
+                   help="list registered problems and hparams sets, then exit")
+    args = p.parse_args(argv)
+    if not args.registry_help:
+        cli.require(p, args, ["problem", "hparams_set", "data_dir", "output_dir"])
+    return args
+
+
+def run(args: argparse.Namespace) -> int:
+    from t2t_lite import registry
+    if args.registry_help:
+        print(registry.help_string())
+        return 0
+    problem = registry.problem(args.problem)
+    hparams = registry.hparams(args.hparams_set).parse(args.hparams)
+
+    import keras
+    from t2t_lite.data import datagen
+    from t2t_lite.data.vocab import SubwordVocab
+    from t2t_lite.decode.translator import DecodeParams, Translator
+    from t2t_lite.train import model_dir
+    from t2t_lite.train.strategy import make_strategy
+    from t2t_lite.train.trainer import Trainer, TrainOptions
+
+    strategy = make_strategy(args.strategy)  # before any other TensorFlow op
+    keras.config.set_dtype_policy(args.precision)
+    if args.generate_data:  # idempotent: reuses what a previous (maybe killed) run wrote
+        datagen.generate_data(problem, args.data_dir, args.tmp_dir)
+    elif not datagen.read_metadata(args.data_dir, problem.name).get("splits", {}).get("train"):
+        raise cli.T2TError(f"No training data for {problem.name} in {args.data_dir}; run "
+                           "t2t-datagen first or pass --generate_data (and --tmp_dir).")
+    meta = datagen.read_metadata(args.data_dir, problem.name)
+    vocab_file = os.path.join(args.data_dir, meta["vocab_file"])
+    vocab = SubwordVocab.from_file(vocab_file)
+    model_dir.prepare(args.output_dir, hparams, problem.name, vocab_file, vocab.vocab_size)
+    options = TrainOptions(
+        train_steps=args.train_steps, eval_every=args.eval_every, eval_steps=args.eval_steps,
+        eval_bleu_sentences=args.eval_bleu_sentences,
+        save_checkpoints_steps=args.save_checkpoints_steps,
+        save_checkpoints_secs=args.save_checkpoints_secs,
+        keep_checkpoint_max=args.keep_checkpoint_max, log_every=args.log_every,
+        random_seed=args.random_seed, jit_compile=args.jit_compile,
+        early_stopping_patience=args.early_stopping_patience)
+    greedy = DecodeParams(beam_size=1, alpha=problem.alpha, extra_length=problem.extra_length)
+    trainer = Trainer(hparams, problem.name, args.data_dir, args.output_dir, vocab.vocab_size,
+                      options, strategy=strategy,
+                      translator_factory=lambda model: Translator(model, vocab, greedy))
+    print(f"Training {problem.name} with {args.hparams_set} on "
+          f"{strategy.num_replicas_in_sync} replica(s), {trainer.accumulate} micro-batch(es) "
+          f"of {hparams.batch_size} tokens per replica per step, into {args.output_dir}.",
+          flush=True)
+    result = trainer.train()
+    if result.interrupted:
+        return 130
+    print(f"Done: step {result.step}, loss {result.loss:.4f}; model in {args.output_dir}.")
+    return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = parse_args(argv)  # before importing TensorFlow: --help stays instant
+    return cli.main("t2t-trainer", lambda: run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

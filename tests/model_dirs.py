@@ -1,0 +1,43 @@
+"""Builds small, real model directories for decoder/averaging/export tests."""
+
+import os
+
+import tensorflow as tf
+from num2words import num2words
+
+import t2t_lite
+from t2t_lite import registry
+from t2t_lite.data.vocab import train_sentencepiece
+from t2t_lite.train import model_dir as model_dir_lib
+
+PROBLEM = "translate_ende_numbers"  # a registered problem (decode defaults)
+
+
+def number_sentences(count: int = 400):
+    return [num2words(n * 37 % 100000) for n in range(count)]
+
+
+def make_model_dir(path: str, steps=(1,), hparams_overrides: str = "hidden_size=32,filter_size=64",
+                   vocab_size: int = 300, seed: int = 0) -> str:
+    """A model dir with a real SentencePiece vocab and random weights saved at `steps`.
+
+    Checkpoint `ckpt-s` holds the random weights + s (so averages are predictable).
+    """
+    os.makedirs(path, exist_ok=True)
+    proto = train_sentencepiece(number_sentences(), vocab_size)
+    vocab_file = os.path.join(path + ".vocab.model")
+    with open(vocab_file, "wb") as f:
+        f.write(proto)
+    hp = registry.hparams("transformer_tiny").parse(hparams_overrides)
+    tf.keras.utils.set_random_seed(seed)
+    model = t2t_lite.build_model(hp, vocab_size)
+    base = [v.numpy() for v in model.weights]
+    model_dir_lib.prepare(path, hp, PROBLEM, vocab_file, vocab_size)
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model), path, max_to_keep=None)
+    for step in steps:
+        for variable, value in zip(model.weights, base):
+            variable.assign(value + step)
+        manager.save(checkpoint_number=step)
+    for variable, value in zip(model.weights, base):
+        variable.assign(value)
+    return path

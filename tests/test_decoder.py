@@ -1,0 +1,133 @@
+"""t2t-decoder, checkpoint loading/averaging and t2t-avg-checkpoints."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_lite.decode import checkpoints, decoding
+from t2t_lite.decode.translator import DecodeParams, Translator
+from t2t_lite.errors import T2TError
+
+from model_dirs import make_model_dir, number_sentences
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    return make_model_dir(str(tmp_path_factory.mktemp("m") / "model"), steps=(1, 2, 3, 4))
+
+
+@pytest.fixture(scope="module")
+def translator(model_dir):
+    model, vocab, _, _ = checkpoints.load_model(model_dir, checkpoint_path=model_dir + "/ckpt-1")
+    return Translator(model, vocab, DecodeParams(beam_size=2, extra_length=5, batch_size=3))
+
+
+def test_averaging_known_values_and_optimizer_slots_not_averaged(model_dir, tmp_path):
+    one, _, _, _ = checkpoints.load_model(model_dir, model_dir + "/ckpt-1")
+    avg, _, _, _ = checkpoints.load_model(model_dir, checkpoint_average=3)  # ckpt-2, 3, 4
+    for a, b in zip(one.weights, avg.weights):
+        np.testing.assert_allclose(b.numpy(), a.numpy() + 2.0, atol=1e-5)  # mean(2,3,4) - 1
+    # The same through t2t-avg-checkpoints into a new model dir.
+    from t2t_lite.bin import t2t_avg_checkpoints
+    out = str(tmp_path / "avg")
+    assert t2t_avg_checkpoints.main([f"--output_dir={model_dir}", "--num_last_checkpoints=2",
+                                     f"--avg_dir={out}"]) == 0
+    written, _, _, _ = checkpoints.load_model(out)
+    for a, b in zip(one.weights, written.weights):
+        np.testing.assert_allclose(b.numpy(), a.numpy() + 2.5, atol=1e-5)  # mean(3,4) - 1
+    names = [name for name, _ in tf.train.list_variables(out + "/ckpt-4")]
+    assert not any("optimizer" in n for n in names)
+    assert checkpoints.list_checkpoints(out) == [out + "/ckpt-4"]
+
+
+def test_mismatched_checkpoints_are_rejected(model_dir, tmp_path):
+    other = make_model_dir(str(tmp_path / "other"), steps=(7,), hparams_overrides="hidden_size=16")
+    model, _, _, _ = checkpoints.load_model(model_dir)
+    with pytest.raises(T2TError, match="does not match the model"):
+        checkpoints.average_into(model, [model_dir + "/ckpt-1", other + "/ckpt-7"])
+    with pytest.raises(T2TError, match="does not exist"):
+        checkpoints.load_model(model_dir, checkpoint_path=model_dir + "/ckpt-99")
+
+
+def test_decoding_keeps_line_count_and_order(translator):
+    lines = ["five hundred", "", "twelve thousand, three hundred and forty-five", "   ",
+             "seven", "ninety-nine thousand, nine hundred and ninety-nine", "one"]
+    outputs = decoding.decode_lines(translator, lines)
+    assert len(outputs) == len(lines)
+    assert outputs[1] == "" and outputs[3] == ""
+    for line, output in zip(lines, outputs):
+        if line.strip():  # batching and sorting must not change any translation
+            assert output == translator.translate([line])[0]
+
+
+def test_one_line_and_over_long_input(translator):
+    assert len(decoding.decode_lines(translator, ["three"])) == 1
+    long_line = " ".join(["seven hundred"] * 400)  # far beyond max_length subwords
+    ids = translator.encode([long_line])
+    assert ids.shape[1] == translator.max_input_length
+    assert int(ids[0, -1]) == 1  # truncated, EOS kept
+    assert len(decoding.decode_lines(translator, [long_line, "two"])) == 2
+
+
+def test_cached_greedy_equals_rerunning_the_full_model(model_dir):
+    model, vocab, _, _ = checkpoints.load_model(model_dir, model_dir + "/ckpt-1")
+    greedy = Translator(model, vocab, DecodeParams(beam_size=1, extra_length=6))
+    inputs = greedy.encode(["four hundred and two", "eighty"])
+    ids, _ = greedy.search(inputs)
+    ids = ids[:, 0].numpy()
+    prefix = np.zeros([2, 0], np.int32)
+    for step in range(ids.shape[1]):
+        targets = np.concatenate([prefix, np.zeros([2, 1], np.int32)], axis=1)
+        logits = model({"inputs": inputs, "targets": tf.constant(targets)})
+        next_ids = np.argmax(logits[:, -1].numpy(), axis=-1).astype(np.int32)
+        for row in range(2):  # rows that ended (EOS or max length) are padded in the output
+            ended = step > 0 and 1 in ids[row, :step]
+            if ended or step >= int(np.count_nonzero(inputs[row])) + 6:
+                next_ids[row] = 0
+        np.testing.assert_array_equal(ids[:, step], next_ids)
+        prefix = np.concatenate([prefix, next_ids[:, None]], axis=1)
+
+
+def test_decoder_program_end_to_end(model_dir, tmp_path, capfd):
+    from t2t_lite.bin import t2t_decoder
+    source = tmp_path / "in.txt"
+    source.write_text("one\n\ntwo hundred\n", encoding="utf-8")
+    out = tmp_path / "out.txt"
+    assert t2t_decoder.main([f"--output_dir={model_dir}", f"--decode_from_file={source}",
+                             f"--decode_to_file={out}", "--decode_hparams=beam_size=2",
+                             f"--decode_reference={source}"]) == 0
+    lines = out.read_text(encoding="utf-8").split("\n")
+    assert len(lines) == 4 and lines[1] == "" and lines[3] == ""
+    assert "BLEU = " in capfd.readouterr().err
+    scores = tmp_path / "scores.txt"
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("one\teins\ntwo\tzwei\n", encoding="utf-8")
+    assert t2t_decoder.main([f"--output_dir={model_dir}", f"--score_file={pairs}",
+                             f"--decode_to_file={scores}"]) == 0
+    values = [float(x) for x in scores.read_text().split()]
+    assert len(values) == 2 and all(v < 0 for v in values)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--output_dir=/nonexistent/model"], "not a t2t-lite model directory"),
+    (["--output_dir=MODEL", "--decode_hparams=beam_sise=2"], "Did you mean 'beam_size'"),
+    (["--output_dir=MODEL", "--decode_from_file=/nonexistent.txt"], "Cannot read"),
+])
+def test_decoder_user_errors_are_one_line(model_dir, capfd, argv, message):
+    from t2t_lite.bin import t2t_decoder
+    argv = [a.replace("MODEL", model_dir) for a in argv]
+    assert t2t_decoder.main(argv) == 1
+    err = capfd.readouterr().err.strip()
+    assert err.startswith("t2t-decoder: error: ") and message in err
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_non_utf8_input_names_the_line(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"fine\n\xff\xfe broken\n")
+    with pytest.raises(T2TError, match="line 2 is not valid UTF-8"):
+        decoding.read_lines(str(bad))
+
+
+def test_number_sentences_are_distinct():
+    assert len(set(number_sentences())) > 300
