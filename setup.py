@@ -58,6 +58,7 @@ setup(
         "t2t-trainer = t2t_lite.bin.t2t_trainer:main",
         "t2t-decoder = t2t_lite.bin.t2t_decoder:main",
         "t2t-avg-checkpoints = t2t_lite.bin.t2t_avg_checkpoints:main",
+        "t2t-exporter = t2t_lite.bin.t2t_exporter:main",
         "t2t-bleu = t2t_lite.bin.t2t_bleu:main",
         "t2t-evalb = t2t_lite.bin.t2t_evalb:main",
     ]},

@@ -76,8 +76,9 @@ class Translator(tf.Module):
         ragged = self.vocab.encode(tf.constant(list(texts), dtype=tf.string))
         too_long = ragged.row_lengths() > self.max_input_length
         if bool(tf.reduce_any(too_long)):
-            # Keep the first max_input_length - 1 subwords and the EOS.
-            head = ragged[:, :self.max_input_length - 1]
+            # Keep the first max_input_length - 1 subwords and the EOS. The EOS is
+            # cut first, so rows that were short enough do not get a second one.
+            head = ragged[:, :-1][:, :self.max_input_length - 1]
             ragged = tf.concat([head, tf.ones([head.nrows(), 1], tf.int32)], axis=1)
         return ragged.to_tensor()
 

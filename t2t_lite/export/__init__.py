@@ -1,0 +1,1 @@
+"""Exporting a model directory as a SavedModel for TF Serving (see exporter.py)."""

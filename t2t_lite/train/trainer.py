@@ -15,11 +15,13 @@ import dataclasses
 import functools
 import math
 import os
+import random
 import signal
 import time
 from typing import Callable, Dict, Optional
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 import t2t_lite
@@ -55,6 +57,25 @@ class TrainResult:
     loss: float
     interrupted: bool
     eval_metrics: Dict[str, float]
+
+
+def set_random_seed(seed: int) -> None:
+    """Seeds Python, NumPy and Keras (weight initialisers, dropout) like
+    `keras.utils.set_random_seed`, but without `tf.random.set_seed`.
+
+    In eager mode `tf.random.set_seed` resets TensorFlow's kernel cache,
+    which destroys the SentencePiece resources of every tokenizer created
+    before it ("Resource ..._SentencepieceOp does not exist"). Nothing here
+    needs TF's global seed: tf.data shuffles with explicit seeds, and Keras'
+    initialisers and dropout draw from Keras' own seed generators.
+    """
+    from keras.src.backend.common import global_state
+    from keras.src.random import seed_generator
+    from keras.src.utils import rng_utils
+    global_state.set_global_attribute(rng_utils.GLOBAL_RANDOM_SEED, seed)
+    global_state.set_global_attribute(seed_generator.GLOBAL_SEED_GENERATOR, None)
+    random.seed(seed)
+    np.random.seed(seed)
 
 
 def _seed_states(model: keras.Model):
@@ -93,7 +114,7 @@ class Trainer:
         self.accumulate = accumulation_steps(hparams, self.strategy.num_replicas_in_sync)
         self._signal = None
 
-        keras.utils.set_random_seed(options.random_seed)
+        set_random_seed(options.random_seed)
         with self.strategy.scope():
             self.model = t2t_lite.build_model(hparams, vocab_size)
             optimizer = make_optimizer(hparams)

@@ -1,0 +1,213 @@
+"""Exporting a model directory as a SavedModel that TF Serving loads as is.
+
+    path = export("runs/ende", "exports/ende", DecodeParams(beam_size=4, alpha=0.6))
+    # -> "exports/ende/3" (the next integer version)
+
+One graph does everything a client would otherwise have to do:
+
+    raw text --SentencePiece--> ids --encoder + beam search--> ids --SentencePiece--> text
+
+Signatures:
+  serving_default: inputs  tf.string [batch]  raw sentences (UTF-8)
+                   -> outputs tf.string  [batch]  best translation
+                      scores  float32    [batch]  its log probability / length penalty
+  nbest:           inputs  tf.string [batch]
+                   -> outputs tf.string  [batch, beam]  all beams, best first
+                      scores  float32    [batch, beam]
+
+Behaviour (the same as `Translator.translate` and t2t-decoder):
+  - the decode hparams (beam_size, alpha, extra_length, length_penalty,
+    max_input_length) are fixed at export time; batch_size, return_beams and
+    write_beam_scores are t2t-decoder options and have no effect here;
+  - an input longer than `max_input_length` subwords (default: the model's
+    `max_length`, EOS included) keeps its first `max_input_length - 1`
+    subwords and the EOS; the rest is not translated;
+  - an empty or whitespace-only input (Python's `str.isspace` set) gives an
+    empty output with score 0.0 (every beam, in `nbest`);
+  - a batch may mix lengths; padding does not change any translation.
+
+Only TensorFlow and tensorflow-text ops are in the graph (no py_function): a
+client needs `import tensorflow_text` before loading it, TF Serving a build
+that includes tensorflow-text's ops. The SentencePiece model proto is an
+attribute of the tokenizer op, i.e. embedded in saved_model.pb; its file is
+also stored in assets/ and the model directory's hparams.json / problem.json
+in assets.extra/ for provenance, with export.json (decode hparams,
+checkpoints, versions).
+"""
+
+import dataclasses
+import json
+import os
+import shutil
+import tempfile
+import time
+from typing import List, Optional, Union
+
+import tensorflow as tf
+
+from t2t_lite import registry
+from t2t_lite.decode import checkpoints
+from t2t_lite.decode.translator import DecodeParams, Translator
+from t2t_lite.errors import T2TError
+from t2t_lite.train import model_dir as model_dir_lib
+
+# Python's str.isspace() set in RE2 syntax: \t..\r, \x1c..\x1f, \x85 and Unicode separators.
+_BLANK_PATTERN = r"[\t-\r\x{1c}-\x{1f}\x{85}\p{Z}]*"
+_TMP_PREFIX = ".tmp-export-"  # TF Serving only looks at directories named by an integer
+
+
+class TranslationModule(tf.Module):
+    """Model weights, tokenizer and search in one `tf.Module` with serving signatures.
+
+    Args:
+      model: a built Transformer (weights restored).
+      vocab: its `SubwordVocab`.
+      params: the decode hparams, fixed in the graph.
+      vocab_file: the vocabulary file to store as an asset (optional).
+    """
+
+    def __init__(self, model, vocab, params: DecodeParams, vocab_file: Optional[str] = None):
+        super().__init__(name="t2t_lite_translation")
+        # The TF1/C++ loader (TF Serving, saved_model_cli run) restores variables by
+        # the graph's handles: tracking the tf.Variables beneath Keras 3's variables
+        # saves them as plain resource variables (see STACK-NOTES.md). The Keras model
+        # itself is not tracked: it only adds unused functions to the SavedModel.
+        self.model_variables = [v.value for v in model.variables]
+        self.vocab = vocab  # tracks the SentencepieceOp resource (re-created on load)
+        if vocab_file:
+            self.vocab_file = tf.saved_model.Asset(vocab_file)
+        translator = Translator(model, vocab, params)
+        max_input_length = translator.max_input_length
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
+        def nbest(inputs):
+            """inputs tf.string [B] -> {outputs: tf.string [B, beam], scores: float32 [B, beam]}."""
+            ragged = vocab.encode(inputs)  # [B, (S)], EOS last
+            # Truncate as Translator.encode does: the first max_input_length - 1 subwords + EOS.
+            words = ragged[:, :-1][:, :max_input_length - 1]
+            ids = tf.concat([words, tf.ones([words.nrows(), 1], tf.int32)], axis=1)
+            ids, scores = translator.search(ids.to_tensor())  # [B, beam, T], [B, beam]
+            shape = tf.shape(ids)
+            texts = tf.reshape(vocab.decode(tf.reshape(ids, [-1, shape[2]])), shape[:2])
+            blank = tf.strings.regex_full_match(inputs, _BLANK_PATTERN)[:, tf.newaxis]  # [B, 1]
+            texts = tf.where(blank, tf.constant(""), texts)  # [B, beam]
+            scores = tf.where(blank, tf.constant(0.0), scores)
+            return {"outputs": texts, "scores": scores}
+
+        nbest_fn = nbest.get_concrete_function()
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
+        def serve(inputs):
+            """inputs tf.string [B] -> {outputs: tf.string [B], scores: float32 [B]}."""
+            result = nbest_fn(inputs)  # calls the one traced graph, not a second trace
+            return {"outputs": result["outputs"][:, 0], "scores": result["scores"][:, 0]}
+
+        # Plain attributes would make tf.saved_model.save trace both functions a second
+        # time (as object methods), doubling the graph; the signatures are enough.
+        object.__setattr__(self, "_signatures", {"serving_default": serve.get_concrete_function(),
+                                                 "nbest": nbest_fn})
+
+    def signatures(self) -> dict:
+        """The signatures to save: `serving_default` and `nbest` (concrete functions)."""
+        return dict(self._signatures)
+
+
+def next_version(export_dir: str) -> int:
+    """1 + the largest integer-named subdirectory of `export_dir` (1 if none)."""
+    versions = [int(name) for name in os.listdir(export_dir)
+                if name.isascii() and name.isdigit()
+                and os.path.isdir(os.path.join(export_dir, name))]
+    return max(versions, default=0) + 1
+
+
+def _prepare_export_dir(export_dir: str) -> None:
+    try:
+        os.makedirs(export_dir, exist_ok=True)
+    except OSError as e:
+        raise T2TError(f"Cannot create export directory {export_dir!r}: {e.strerror}.") from None
+    if not os.access(export_dir, os.W_OK | os.X_OK):
+        raise T2TError(f"Export directory {export_dir!r} is not writable.")
+
+
+def _resolve_params(model_dir: str, decode_params: Union[DecodeParams, str, None]) -> DecodeParams:
+    """A `DecodeParams` as given, or the problem's defaults with "a=1,b=2" overrides."""
+    if isinstance(decode_params, DecodeParams):
+        return decode_params
+    problem = registry.problem(model_dir_lib.read_problem(model_dir)["problem"])
+    defaults = DecodeParams(beam_size=problem.beam_size, alpha=problem.alpha,
+                            extra_length=problem.extra_length)
+    return defaults.parse(decode_params or "")
+
+
+def _checkpoints_used(model_dir: str, checkpoint_path: Optional[str],
+                      checkpoint_average: int) -> List[str]:
+    """The checkpoint prefixes `load_model` restores (for export.json)."""
+    if checkpoint_path and checkpoint_average == 1:
+        return [checkpoint_path]
+    available = checkpoints.list_checkpoints(model_dir)  # load_model checked checkpoint_path
+    end = available.index(checkpoint_path) + 1 if checkpoint_path else len(available)
+    return available[max(0, end - checkpoint_average):end]
+
+
+def _write_provenance(model_dir: str, path: str, info: dict) -> None:
+    extra = os.path.join(path, "assets.extra")
+    os.makedirs(extra, exist_ok=True)
+    for name in (model_dir_lib.HPARAMS_FILE, model_dir_lib.PROBLEM_FILE):
+        shutil.copyfile(os.path.join(model_dir, name), os.path.join(extra, name))
+    with open(os.path.join(extra, "export.json"), "w", encoding="utf-8") as f:
+        json.dump(info, f, indent=2)
+
+
+def export(model_dir: str, export_dir: str,
+           decode_params: Union[DecodeParams, str, None] = None,
+           checkpoint_path: Optional[str] = None, checkpoint_average: int = 1) -> str:
+    """Writes a servable SavedModel of `model_dir` to `export_dir/<next version>/`.
+
+    The SavedModel is written into a hidden temporary directory inside
+    `export_dir` and renamed to its version number when complete, so a server
+    polling `export_dir` never sees a half-written version.
+
+    Args:
+      model_dir: a model directory written by t2t-trainer or t2t-avg-checkpoints.
+      export_dir: the base directory of versions (created if missing).
+      decode_params: a `DecodeParams`, or "beam_size=4,alpha=0.6"-style overrides
+        of the problem's decode defaults (None: the defaults).
+      checkpoint_path: a `ckpt-N` prefix (default: the latest).
+      checkpoint_average: average the last N checkpoints (up to the chosen one).
+
+    Returns:
+      The path of the written version, e.g. `export_dir/3`.
+
+    Raises:
+      T2TError: missing model directory or checkpoint, unwritable export directory,
+        bad decode hparams.
+    """
+    if not os.path.isdir(model_dir):
+        raise T2TError(f"Model directory {model_dir!r} does not exist.")
+    params = _resolve_params(model_dir, decode_params)
+    model, vocab, _, _ = checkpoints.load_model(model_dir, checkpoint_path, checkpoint_average)
+    used = _checkpoints_used(model_dir, checkpoint_path, checkpoint_average)
+    _prepare_export_dir(export_dir)
+    vocab_file = model_dir_lib.vocab_path(model_dir)
+    module = TranslationModule(model, vocab, params, vocab_file)
+    info = {"model_dir": os.path.abspath(model_dir), "checkpoints": used,
+            "decode_params": dataclasses.asdict(params),
+            "tensorflow": tf.__version__, "exported_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    tmp = tempfile.mkdtemp(prefix=_TMP_PREFIX, dir=export_dir)
+    try:
+        tf.saved_model.save(module, tmp, signatures=module.signatures())
+        _write_provenance(model_dir, tmp, info)
+        os.chmod(tmp, 0o755)  # mkdtemp makes it private to the user
+        while True:
+            path = os.path.join(export_dir, str(next_version(export_dir)))
+            try:
+                os.rename(tmp, path)  # atomic; fails if another export took the number
+                return path
+            except OSError:
+                if not os.path.exists(path):
+                    raise
+    except OSError as e:
+        raise T2TError(f"Cannot write the export to {export_dir!r}: {e.strerror or e}.") from None
+    finally:
+        if os.path.exists(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,102 @@
+"""t2t-trainer as a program: user errors, and the offline default problem end to end."""
+
+import os
+import stat
+
+import pytest
+
+from t2t_lite.bin import t2t_trainer
+
+
+def run(capfd, *argv):
+    code = t2t_trainer.main(list(argv))
+    out, err = capfd.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(code, err, message):
+    assert code == 1, err
+    assert err.startswith("t2t-trainer: error: ") and message in err, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_registry_help_lists_problems_and_sets(capfd):
+    code, out, _ = run(capfd, "--registry_help")
+    assert code == 0
+    assert "translate_ende_numbers" in out and "transformer_table3_e_learned_pos" in out
+    assert "translate_ende  (also: translate_ende_wmt32k)" in out
+
+
+def test_unknown_flag_is_a_usage_error(capfd):
+    with pytest.raises(SystemExit) as exit_info:
+        t2t_trainer.main(["--problem=x", "--hparams_set=y", "--data_dir=d", "--output_dir=o",
+                          "--trian_steps=3"])
+    assert exit_info.value.code == 2
+    assert "unrecognized arguments: --trian_steps=3" in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("flag, message", [
+    ("--problem=translate_ened", "Unknown problem 'translate_ened'. Did you mean 'translate_ende'"),
+    ("--hparams_set=transformer_tinny", "Did you mean 'transformer_tiny'"),
+    ("--hparams=num_heads=3", "hidden_size of 128 has to be divisible by num_heads of 3"),
+])
+def test_bad_names_and_overrides_are_one_line_errors(capfd, tmp_path, flag, message):
+    argv = {"--problem": "--problem=translate_ende_numbers",
+            "--hparams_set": "--hparams_set=transformer_tiny", "--hparams": "--hparams="}
+    argv[flag.split("=")[0]] = flag
+    code, _, err = run(capfd, *argv.values(), f"--data_dir={tmp_path}/d",
+                       f"--output_dir={tmp_path}/m")
+    assert_one_line_error(code, err, message)
+
+
+def test_missing_data_is_a_one_line_error(capfd, tmp_path):
+    code, _, err = run(capfd, "--problem=translate_ende_numbers", "--hparams_set=transformer_tiny",
+                       f"--data_dir={tmp_path}/nothing", f"--output_dir={tmp_path}/m")
+    assert_one_line_error(code, err, "No training data for translate_ende_numbers")
+
+
+@pytest.fixture(scope="module")
+def numbers_data(tmp_path_factory):
+    from t2t_lite.data.datagen import generate_data
+    path = str(tmp_path_factory.mktemp("numbers"))
+    generate_data("translate_ende_numbers", path, None, log=lambda line: None)
+    return path
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")
+def test_unwritable_output_dir_is_a_one_line_error(capfd, tmp_path, numbers_data):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    code, _, err = run(capfd, "--problem=translate_ende_numbers",
+                       "--hparams_set=transformer_tiny", f"--data_dir={numbers_data}",
+                       f"--output_dir={locked}/m")
+    assert_one_line_error(code, err, "Cannot create output directory")
+
+
+def test_output_dir_that_is_a_file_is_a_one_line_error(capfd, tmp_path, numbers_data):
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    code, _, err = run(capfd, "--problem=translate_ende_numbers",
+                       "--hparams_set=transformer_tiny", f"--data_dir={numbers_data}",
+                       f"--output_dir={a_file}/m")
+    assert_one_line_error(code, err, "Cannot create output directory")
+
+
+def test_short_run_on_the_default_problem_learns_and_resumes(capfd, tmp_path, numbers_data):
+    model = str(tmp_path / "model")
+    common = ["--problem=translate_ende_numbers", "--hparams_set=transformer_tiny",
+              f"--data_dir={numbers_data}", f"--output_dir={model}", "--eval_every=0",
+              "--log_every=20", "--eval_bleu_sentences=20"]
+    code, out, err = run(capfd, *common, "--train_steps=20")
+    assert code == 0, err
+    first_eval = float(out.split("eval step 20:")[1].split("loss ")[1].split()[0])
+    code, out, err = run(capfd, *common, "--train_steps=120")
+    assert code == 0, err
+    assert "Resumed from" in out and "ckpt-20" in out
+    later_eval = float(out.split("eval step 120:")[1].split("loss ")[1].split()[0])
+    assert later_eval < first_eval - 1.0
+    assert "bleu" in out
+    # A conflicting rerun in the same directory is refused.
+    code, _, err = run(capfd, *common, "--train_steps=130", "--hparams=relu_dropout=0.2")
+    assert_one_line_error(code, err, "was trained with other hparams")
