@@ -65,4 +65,4 @@ def transformer_tiny() -> HParams:
     """A CPU test-sized model: 2 layers, d_model=128, d_ff=512, 4 heads, short warm-up."""
     return transformer_small().replace(
         hidden_size=128, filter_size=512, num_heads=4,
-        learning_rate_warmup_steps=1000, train_steps=3000)
+        learning_rate_warmup_steps=1000, train_steps=1500)

@@ -48,12 +48,16 @@ def evaluate(trainer, eval_steps: int = 0, bleu_sentences: int = 0) -> Dict[str,
     metrics = {"loss": loss_sum / tokens, "perplexity": math.exp(min(nll_sum / tokens, 50.0)),
                "accuracy": correct / tokens}
     if bleu_sentences and trainer.translator_factory is not None:
-        metrics["bleu"] = _greedy_bleu(trainer, bleu_sentences)
+        metrics.update(_greedy_decoding_metrics(trainer, bleu_sentences))
     return metrics
 
 
-def _greedy_bleu(trainer, sentences: int) -> float:
-    """sacreBLEU of greedy translations of the first `sentences` dev examples."""
+def _greedy_decoding_metrics(trainer, sentences: int) -> Dict[str, float]:
+    """sacreBLEU and exact match of greedy translations of the first `sentences` dev examples.
+
+    Exact match is what single-word outputs (the numbers problem) are judged
+    by: their BLEU is 0 whenever a sentence has fewer than four tokens.
+    """
     from t2t_lite.decode.bleu import corpus_bleu
 
     translator = trainer.translator_factory(trainer.model)
@@ -63,5 +67,7 @@ def _greedy_bleu(trainer, sentences: int) -> float:
         references += translator.detokenize(batch["targets"])
         if len(references) >= sentences:
             break
-    score, _ = corpus_bleu(hypotheses[:sentences], references[:sentences])
-    return float(getattr(score, "score", score))
+    hypotheses, references = hypotheses[:sentences], references[:sentences]
+    score, _ = corpus_bleu(hypotheses, references)
+    exact = sum(h == r for h, r in zip(hypotheses, references)) / max(len(references), 1)
+    return {"bleu": float(score.score), "exact_match": exact}
