@@ -62,7 +62,13 @@ def transformer_small() -> HParams:
 
 @registry.register_hparams
 def transformer_tiny() -> HParams:
-    """A CPU test-sized model: 2 layers, d_model=128, d_ff=512, 4 heads, short warm-up."""
+    """A CPU test-sized model: 2 layers, d_model=128, d_ff=512, 4 heads.
+
+    Tuned on translate_ende_numbers (held-out exact match, beam 4): with the
+    full Noam rate (peak 2.8e-3) 1500 steps gave 93.9% to 99.2% depending on
+    run-to-run noise; half the rate gives 99.2% at 1000 steps and 99.8-100%
+    from 1750 to 2500 steps (about 3.5 minutes on 2 CPU cores at 2000).
+    """
     return transformer_small().replace(
-        hidden_size=128, filter_size=512, num_heads=4,
-        learning_rate_warmup_steps=1000, train_steps=1500)
+        hidden_size=128, filter_size=512, num_heads=4, learning_rate=0.5,
+        learning_rate_warmup_steps=1000, train_steps=2000)

@@ -78,7 +78,7 @@ def test_interrupted_and_resumed_equals_uninterrupted(data_dir, tmp_path):
 
 def test_dev_loss_falls_and_metrics_are_reported(data_dir, tmp_path):
     _, first = train(data_dir, tmp_path / "m", 2)
-    _, later = train(data_dir, tmp_path / "m", 60)
+    _, later = train(data_dir, tmp_path / "m", 120)
     assert set(later.eval_metrics) == {"loss", "perplexity", "accuracy"}
     assert later.eval_metrics["loss"] < first.eval_metrics["loss"] - 0.3
     assert os.listdir(tmp_path / "m" / "eval")  # TensorBoard event files

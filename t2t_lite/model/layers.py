@@ -52,7 +52,10 @@ def sinusoids(positions, depth: int) -> tf.Tensor:
 
 
 class Embedding(keras.layers.Layer):
-    """Token embedding scaled by sqrt(d_model); optionally the pre-softmax projection too.
+    """Token embedding scaled by sqrt(d_model), and the pre-softmax projection (`logits`).
+
+    With untied softmax weights the model holds a second instance used only
+    through `logits`.
 
     Padding (id 0) embeds to zeros. The decoder's start symbol is also id 0
     (targets shifted right, as in tensor2tensor), so the first decoder input
@@ -78,26 +81,9 @@ class Embedding(keras.layers.Layer):
 
     def logits(self, x):
         """Pre-softmax projection with the embedding matrix: [..., D] -> float32 [..., V]."""
+        if not self.built:  # an untied softmax is used only through this method
+            self.build(None)
         return vocab_logits(x, self.weights_matrix, self.compute_dtype)
-
-
-class Softmax(keras.layers.Layer):
-    """An untied pre-softmax projection (when shared_embedding_and_softmax_weights=False)."""
-
-    def __init__(self, vocab_size: int, hidden_size: int, **kwargs):
-        super().__init__(**kwargs)
-        self.vocab_size = vocab_size
-        self.hidden_size = hidden_size
-
-    def build(self, input_shape=None):
-        self.kernel = self.add_weight(
-            name="kernel", shape=(self.vocab_size, self.hidden_size),
-            initializer=keras.initializers.RandomNormal(stddev=self.hidden_size ** -0.5))
-        super().build(input_shape)
-
-    def call(self, x):
-        """[..., D] -> float32 [..., V]."""
-        return vocab_logits(x, self.kernel, self.compute_dtype)
 
 
 class PositionalEncoding(keras.layers.Layer):

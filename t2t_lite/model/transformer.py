@@ -24,7 +24,7 @@ from t2t_lite import registry
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
 from t2t_lite.model.attention import MultiHeadAttention, causal_bias, padding_bias
-from t2t_lite.model.layers import Embedding, FeedForward, PositionalEncoding, Residual, Softmax
+from t2t_lite.model.layers import Embedding, FeedForward, PositionalEncoding, Residual
 
 
 def _attention(hp: HParams, self_attention: bool, name: str) -> MultiHeadAttention:
@@ -127,7 +127,7 @@ class Transformer(keras.Model):
         self.source_embedding = (self.target_embedding if hp.shared_embedding else
                                  Embedding(vocab_size, hp.hidden_size, name="source_embedding"))
         self.softmax = (None if hp.shared_embedding_and_softmax_weights else
-                        Softmax(vocab_size, hp.hidden_size, name="softmax"))
+                        Embedding(vocab_size, hp.hidden_size, name="softmax"))
         self.positions = PositionalEncoding(hp.pos, hp.hidden_size, hp.max_length,
                                             name="positions")
         self.embedding_dropout = keras.layers.Dropout(hp.layer_prepostprocess_dropout)
@@ -188,9 +188,8 @@ class Transformer(keras.Model):
     def _logits(self, x):
         if self.decoder_norm is not None:
             x = self.decoder_norm(x)
-        if self.softmax is not None:
-            return self.softmax(x)
-        return self.target_embedding.logits(x)
+        projection = self.softmax if self.softmax is not None else self.target_embedding
+        return projection.logits(x)
 
     # -- Incremental decoding -------------------------------------------------
 
