@@ -22,7 +22,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                    help="average the last N checkpoints on the fly (the paper: 5)")
     p.add_argument("--decode_hparams", default="",
                    help="beam_size, alpha, extra_length, length_penalty, batch_size, "
-                        "max_input_length, return_beams, write_beam_scores")
+                        "max_input_length, return_beams, write_beam_scores, "
+                        "sampling_temperature, top_k, sampling_seed")
     p.add_argument("--decode_from_file", help="one source sentence per line (default: stdin)")
     p.add_argument("--decode_to_file", help="one translation per line (default: stdout)")
     p.add_argument("--decode_reference", help="reference translations: print sacreBLEU")

@@ -131,3 +131,17 @@ def test_non_utf8_input_names_the_line(tmp_path):
 
 def test_number_sentences_are_distinct():
     assert len(set(number_sentences())) > 300
+
+
+def test_sampling_is_seeded_and_top_k_1_is_greedy(model_dir):
+    model, vocab, _, _ = checkpoints.load_model(model_dir, model_dir + "/ckpt-1")
+    lines = ["four hundred and two", "eighty", "seven thousand"]
+
+    def run(**params):
+        return Translator(model, vocab, DecodeParams(extra_length=6, **params)).translate(lines)
+
+    greedy = run(beam_size=1)
+    assert run(sampling_temperature=1.0, top_k=1) == greedy
+    assert run(sampling_temperature=5.0, sampling_seed=3) == run(sampling_temperature=5.0,
+                                                                 sampling_seed=3)
+    assert run(sampling_temperature=5.0, sampling_seed=3) != greedy

@@ -96,7 +96,40 @@ def test_short_run_on_the_default_problem_learns_and_resumes(capfd, tmp_path, nu
     assert "Resumed from" in out and "ckpt-20" in out
     later_eval = float(out.split("eval step 120:")[1].split("loss ")[1].split()[0])
     assert later_eval < first_eval - 1.0
-    assert "bleu" in out
+    assert "bleu" in out and "exact_match" in out
+    # The best dev BLEU's weights are a model directory of their own.
+    assert os.path.exists(os.path.join(model, "best", "hparams.json"))
+    assert os.path.exists(os.path.join(model, "best", "best.json"))
     # A conflicting rerun in the same directory is refused.
     code, _, err = run(capfd, *common, "--train_steps=130", "--hparams=relu_dropout=0.2")
     assert_one_line_error(code, err, "was trained with other hparams")
+
+
+def test_sigterm_saves_a_checkpoint_and_the_rerun_resumes(tmp_path, numbers_data):
+    import signal
+    import subprocess
+    import sys
+    import time
+    model = str(tmp_path / "model")
+    argv = [sys.executable, "-m", "t2t_lite.bin.t2t_trainer", "--problem=translate_ende_numbers",
+            "--hparams_set=transformer_tiny", f"--data_dir={numbers_data}",
+            f"--output_dir={model}", "--eval_every=0", "--log_every=1",
+            "--save_checkpoints_steps=0", "--save_checkpoints_secs=0", "--train_steps=100000"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stdout:  # wait until training runs
+        if line.startswith("step 3/"):
+            break
+    time.sleep(1)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Stopped by signal" in out and "Traceback" not in err
+    import tensorflow as tf
+    latest = tf.train.latest_checkpoint(model)
+    step = int(latest.rsplit("-", 1)[1])
+    assert step >= 3
+    proc = subprocess.run(argv[:-1] + [f"--train_steps={step + 2}"], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert f"Resumed from {latest} at step {step}." in proc.stdout
+    assert f"step {step + 2}/{step + 2}" in proc.stdout

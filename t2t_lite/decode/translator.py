@@ -13,6 +13,7 @@ from typing import List, Sequence, Tuple
 import tensorflow as tf
 
 from t2t_lite.decode.beam_search import beam_search
+from t2t_lite.decode.sampling import sample
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import parse_overrides
 
@@ -29,6 +30,9 @@ class DecodeParams:
     batch_size: int = 32              # sentences per batch (t2t-decoder)
     return_beams: bool = False        # write all beams, TAB-separated (t2t-decoder)
     write_beam_scores: bool = False   # append each hypothesis' score (t2t-decoder)
+    sampling_temperature: float = 0.0  # > 0: sample instead of beam search
+    top_k: int = 0                    # sampling: only the k most likely tokens; 0: all
+    sampling_seed: int = 0
 
     def parse(self, overrides: str) -> "DecodeParams":
         """A copy with "beam_size=4,alpha=0.6"-style overrides (t2t's --decode_hparams)."""
@@ -39,6 +43,8 @@ class DecodeParams:
             raise T2TError(f"beam_size must be >= 1, got {self.beam_size}.")
         if self.batch_size < 1:
             raise T2TError(f"batch_size must be >= 1, got {self.batch_size}.")
+        if self.sampling_temperature < 0 or self.top_k < 0:
+            raise T2TError("sampling_temperature and top_k must be >= 0.")
         if self.alpha < 0 or self.extra_length < 0:
             raise T2TError("alpha and extra_length must be >= 0.")
         if self.length_penalty not in ("gnmt", "fairseq"):
@@ -67,6 +73,11 @@ class Translator(tf.Module):
         if self.model.hparams.pos == "emb":  # learned positions stop at max_length
             max_lengths = tf.minimum(max_lengths, self.model.hparams.max_length)
         cache = self.model.init_cache(memory, memory_bias, tf.reduce_max(max_lengths))
+        if p.sampling_temperature > 0:  # one sample per input, scored by its log prob
+            ids, log_probs = sample(self.model.decode_step, tf.zeros_like(input_lengths),
+                                    max_lengths, temperature=p.sampling_temperature,
+                                    top_k=p.top_k, seed=(p.sampling_seed, 0), cache=cache)
+            return ids[:, tf.newaxis], log_probs[:, tf.newaxis]
         return beam_search(self.model.decode_step, tf.zeros_like(input_lengths), p.beam_size,
                            max_lengths, self.model.vocab_size, p.alpha, eos_id=1, cache=cache,
                            length_penalty=p.length_penalty)

@@ -13,6 +13,7 @@ exactly where its last checkpoint was written.
 
 import dataclasses
 import functools
+import json
 import math
 import os
 import random
@@ -28,7 +29,7 @@ import t2t_lite
 from t2t_lite.data.pipeline import make_dataset
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
-from t2t_lite.train import evaluation
+from t2t_lite.train import evaluation, model_dir
 from t2t_lite.train.schedule import make_optimizer
 from t2t_lite.train.step import apply_global_mean, replica_gradients
 from t2t_lite.train.strategy import is_chief
@@ -297,6 +298,30 @@ class Trainer:
                 for name, value in metrics.items():
                     tf.summary.scalar(name, value)
             writer.flush()
+            if "bleu" in metrics:
+                self._keep_if_best(metrics["bleu"])
         print(f"eval step {self.step}: " +
               "  ".join(f"{k} {v:.4f}" for k, v in sorted(metrics.items())), flush=True)
         return metrics
+
+    def _keep_if_best(self, bleu: float) -> None:
+        """Keeps the weights of the best dev BLEU so far in `output_dir/best`.
+
+        `best/` is a model directory of its own (metadata + one weights-only
+        checkpoint), so `t2t-decoder --output_dir=M/best` decodes with it.
+        """
+        if not os.path.exists(os.path.join(self.output_dir, model_dir.HPARAMS_FILE)):
+            return  # not a model directory written by model_dir.prepare
+        best_dir = os.path.join(self.output_dir, "best")
+        record_path = os.path.join(best_dir, "best.json")
+        if os.path.exists(record_path):
+            with open(record_path, encoding="utf-8") as f:
+                if json.load(f)["bleu"] >= bleu:
+                    return
+        model_dir.copy_metadata(self.output_dir, best_dir)
+        manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=self.model), best_dir,
+                                             max_to_keep=1)
+        manager.save(checkpoint_number=self.step)
+        with open(record_path + ".tmp", "w", encoding="utf-8") as f:
+            json.dump({"bleu": bleu, "step": self.step}, f)
+        os.replace(record_path + ".tmp", record_path)
