@@ -5,6 +5,8 @@
         --decode_reference=newstest2014.de --checkpoint_average=5
 
 Without --decode_from_file it reads standard input and writes standard output.
+For a parsing problem (metric "evalb") each output line is a tree over the
+input's words, and --decode_reference (gold trees) prints EVALB's summary.
 """
 
 import argparse
@@ -26,7 +28,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                         "sampling_temperature, top_k, sampling_seed")
     p.add_argument("--decode_from_file", help="one source sentence per line (default: stdin)")
     p.add_argument("--decode_to_file", help="one translation per line (default: stdout)")
-    p.add_argument("--decode_reference", help="reference translations: print sacreBLEU")
+    p.add_argument("--decode_reference",
+                   help="reference translations: print sacreBLEU (parsing: gold trees, EVALB)")
     p.add_argument("--decode_interactive", action="store_true",
                    help="translate each line typed at the prompt")
     p.add_argument("--score_file", help="score 'source<TAB>target' lines: log P(target|source)")
@@ -70,9 +73,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         lines = sys.stdin.read().splitlines()
     outputs = decoding.decode_lines(translator, lines, progress=decoding.stderr_progress)
+    if problem.metric == "evalb":
+        from t2t_lite.parsing import outputs as parsing_outputs
+        outputs = parsing_outputs.output_trees(outputs, lines, translator.params.return_beams,
+                                               translator.params.write_beam_scores)
     _write(args.decode_to_file, outputs)
     if args.decode_reference:
-        _report(problem, outputs, decoding.read_lines(args.decode_reference))
+        _report(problem, outputs, args.decode_reference)
     return 0
 
 
@@ -88,9 +95,14 @@ def _write(path: Optional[str], lines: List[str]) -> None:
         sys.stdout.write(text)
 
 
-def _report(problem, outputs: List[str], references: List[str]) -> None:
+def _report(problem, outputs: List[str], reference_path: str) -> None:
+    if problem.metric == "evalb":
+        from t2t_lite.parsing.outputs import evalb_report
+        print(evalb_report(outputs, reference_path)[1], file=sys.stderr)
+        return
+    from t2t_lite.decode import decoding
     from t2t_lite.decode.bleu import corpus_bleu
-    score, signature = corpus_bleu(outputs, references)
+    score, signature = corpus_bleu(outputs, decoding.read_lines(reference_path))
     print(f"BLEU = {score.score:.2f} {signature}  ({score})", file=sys.stderr)
 
 

@@ -9,7 +9,13 @@ Output in `data_dir` (the input pipeline relies on these names and features):
     and "targets" (target ids), each ending with EOS=1. Example k of a split goes
     to shard k % n, in the problem's order;
   - `{problem}.datagen.json`: vocabulary file and size, special ids, and per
-    split the shard files, example and subword counts, and what was dropped.
+    split the shard files, example and subword counts, and what was dropped;
+  - `{problem}-{split}.{suffix}`: plain-text files a problem asks for
+    (`Problem.text_files`, e.g. parsing's gold trees), written once.
+
+The vocabulary size is an upper bound: `{size}` in the file name is the
+problem's, the learned size (smaller when the train text cannot support
+more pieces; a note is printed) is in the metadata.
 
 Every file is written under a hidden temporary name (`.incomplete.<name>`) and
 renamed when complete, so a killed run never leaves a half-written shard or
@@ -113,8 +119,13 @@ def build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
     sentences = _sample_sentences(problem.raw_pairs("train", tmp_dir), problem.vocab_sample_pairs)
     if not sentences:
         raise T2TError(f"{problem.name}: the train split is empty; cannot learn a vocabulary.")
-    proto = train_sentencepiece(sentences, problem.vocab_size)
+    # An upper bound: a small corpus (e.g. the treebank sample for a 16K-piece
+    # problem) gets all the pieces SentencePiece can learn, with a note.
+    proto = train_sentencepiece(sentences, problem.vocab_size, hard_limit=False)
     vocab = SubwordVocab(proto)
+    if vocab.vocab_size < problem.vocab_size:
+        log(f"  note: the train text supports only {vocab.vocab_size} of the "
+            f"{problem.vocab_size} pieces {problem.name} asks for; using {vocab.vocab_size}")
     table = "".join(f"{piece}\t{i}\n" for i, piece in enumerate(vocab.pieces(range(vocab.vocab_size))))
     _write_atomically(os.path.splitext(path)[0] + ".vocab", table.encode("utf-8"))
     _write_atomically(path, proto)  # last: its presence means the vocabulary is complete
@@ -195,6 +206,20 @@ def _split_line(split: str, s: Dict, reused: bool) -> str:
     return line
 
 
+def text_file_path(data_dir: str, problem_name: str, split: str, suffix: str) -> str:
+    """A plain-text file of `Problem.text_files`, e.g. `D/parsing_wsj-test.trees`."""
+    return os.path.join(data_dir, f"{problem_name}-{split}.{suffix}")
+
+
+def _write_text_files(problem: Problem, split: str, data_dir: str, tmp_dir: Optional[str],
+                      log: Callable[[str], None]) -> None:
+    for suffix, lines in problem.text_files(split, tmp_dir).items():
+        path = text_file_path(data_dir, problem.name, split, suffix)
+        if not os.path.isfile(path):
+            _write_atomically(path, "".join(line + "\n" for line in lines).encode("utf-8"))
+            log(f"  {split}: wrote {os.path.basename(path)}")
+
+
 def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional[str] = None,
                   log: Callable[[str], None] = print) -> Dict:
     """Builds the vocabulary and the train/dev/test shards of `problem` in `data_dir`.
@@ -234,6 +259,7 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
     for split in SPLITS:
         paths = shard_paths(data_dir, problem.name, split, problem.num_shards(split))
         done = meta["splits"].get(split)
+        _write_text_files(problem, split, data_dir, tmp_dir, log)
         if done and done["shards"] == [os.path.basename(p) for p in paths] and all(
                 os.path.isfile(p) for p in paths):
             log(_split_line(split, done, reused=True))

@@ -32,7 +32,7 @@ Raw text policy (every problem; enforced by `read_parallel_text` and datagen):
 """
 
 import os
-from typing import Iterator, Optional, Tuple
+from typing import Dict, Iterable, Iterator, Optional, Tuple
 
 from t2t_lite.errors import T2TError
 
@@ -77,6 +77,16 @@ class Problem:
           T2TError: when the data cannot be found or read.
         """
         raise NotImplementedError
+
+    def text_files(self, split: str, tmp_dir: Optional[str]) -> Dict[str, Iterable[str]]:
+        """Plain-text files datagen writes beside `split`'s shards, as {suffix: lines}.
+
+        Datagen writes each to `{data_dir}/{problem}-{split}.{suffix}`, one line per
+        item (parsing writes the dev/test words and gold trees to score against).
+        Default: none.
+        """
+        check_split(split)
+        return {}
 
     def num_shards(self, split: str) -> int:
         """How many TFRecord shards datagen writes for `split`."""

@@ -58,15 +58,20 @@ def vocab_path(data_dir: str, problem) -> str:
     return os.path.join(data_dir, vocab_file_name(problem.name, problem.vocab_size))
 
 
-def train_sentencepiece(sentences: Iterable[str], vocab_size: int) -> bytes:
+def train_sentencepiece(sentences: Iterable[str], vocab_size: int,
+                        hard_limit: bool = True) -> bytes:
     """Learns a unigram SentencePiece model with exact round trip; returns its proto bytes.
 
     Args:
       sentences: training text, one sentence per item.
       vocab_size: number of pieces, including PAD, EOS, UNK and 256 byte pieces.
+      hard_limit: if False, `vocab_size` is an upper bound: text too small for
+        it gives as many pieces as SentencePiece can learn instead of an error
+        (text large enough gives exactly `vocab_size` pieces either way).
 
     Raises:
-      T2TError: the text is too small for `vocab_size` (SentencePiece's message).
+      T2TError: `hard_limit` and the text is too small for `vocab_size`
+        (SentencePiece's message).
     """
     model = io.BytesIO()
     sentences = list(sentences)
@@ -77,7 +82,7 @@ def train_sentencepiece(sentences: Iterable[str], vocab_size: int) -> bytes:
             normalization_rule_name="identity", remove_extra_whitespaces=False,
             character_coverage=1.0, byte_fallback=True,
             pad_id=PAD_ID, eos_id=EOS_ID, unk_id=UNK_ID, bos_id=-1,
-            num_threads=_TRAINER_THREADS, minloglevel=2)
+            hard_vocab_limit=hard_limit, num_threads=_TRAINER_THREADS, minloglevel=2)
     except RuntimeError as e:
         raise T2TError(f"SentencePiece could not learn {vocab_size} pieces from "
                        f"{len(sentences):,} sentences: {e}") from None

@@ -1,4 +1,4 @@
-"""Evaluation on the dev split: loss, per-subword perplexity, token accuracy, BLEU."""
+"""Evaluation on the dev split: loss, per-subword perplexity, token accuracy, BLEU (EVALB F1)."""
 
 import math
 from typing import Dict
@@ -56,18 +56,27 @@ def _greedy_decoding_metrics(trainer, sentences: int) -> Dict[str, float]:
     """sacreBLEU and exact match of greedy translations of the first `sentences` dev examples.
 
     Exact match is what single-word outputs (the numbers problem) are judged
-    by: their BLEU is 0 whenever a sentence has fewer than four tokens.
+    by: their BLEU is 0 whenever a sentence has fewer than four tokens. For a
+    problem whose metric is "evalb" (parsing) it adds "evalb_f1": the
+    de-linearized outputs scored against the de-linearized references.
     """
+    from t2t_lite import registry
     from t2t_lite.decode.bleu import corpus_bleu
 
     translator = trainer.translator_factory(trainer.model)
-    hypotheses, references = [], []
+    hypotheses, references, sources = [], [], []
     for batch in _dev_dataset(trainer):
         hypotheses += translator.translate_ids(batch["inputs"])
         references += translator.detokenize(batch["targets"])
+        sources += translator.detokenize(batch["inputs"])
         if len(references) >= sentences:
             break
     hypotheses, references = hypotheses[:sentences], references[:sentences]
     score, _ = corpus_bleu(hypotheses, references)
     exact = sum(h == r for h, r in zip(hypotheses, references)) / max(len(references), 1)
-    return {"bleu": float(score.score), "exact_match": exact}
+    metrics = {"bleu": float(score.score), "exact_match": exact}
+    if trainer.problem_name in registry.list_problems() and (
+            registry.problem(trainer.problem_name).metric == "evalb"):
+        from t2t_lite.parsing.outputs import linearized_f1
+        metrics["evalb_f1"] = linearized_f1(hypotheses, references, sources[:sentences])
+    return metrics

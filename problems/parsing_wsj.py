@@ -1,0 +1,81 @@
+"""WSJ constituency parsing (the paper's section 6.3) from a local Penn Treebank.
+
+`--tmp_dir` is a treebank directory, nothing is downloaded:
+
+  - the full LDC treebank (`.../wsj/SS/wsj_SSNN.mrg`): sections 02-21 train,
+    22 dev, 23 test (the standard split);
+  - the NLTK 10% sample (`../shared/data/ptb_sample/combined`, `wsj_0001.mrg`
+    ... `wsj_0199.mrg`): files 0001-0159 train, 0160-0179 dev, 0180-0199 test
+    (3,396 / 273 / 245 trees).
+
+Each tree is cleaned (`trees.clean_tree`: traces, emptied constituents and
+function tags removed, root `TOP`) and linearized (`linearize.linearize`, POS
+tags as word slots): source = the words joined by spaces, target =
+`(S (NP NNP NNP ) (VP VBZ (NP NNP ) ) . )`.
+
+Scoring: the decoder de-linearizes each output over its input words and
+scores with EVALB's rules (`COLLINS.prm`) against *cleaned* gold trees. Datagen
+writes them beside the shards, one per line, with the words to decode:
+
+  - `{data_dir}/parsing_wsj-dev.words`, `parsing_wsj-dev.trees`
+  - `{data_dir}/parsing_wsj-test.words`, `parsing_wsj-test.trees`
+
+so that `t2t-decoder --decode_from_file=D/parsing_wsj-test.words
+--decode_reference=D/parsing_wsj-test.trees` reports F1. (Any bracketed gold
+file works as `--decode_reference`, raw `.mrg` text included: the decoder
+cleans it the same way.)
+
+Vocabulary: 16,000 pieces as in the paper (t2t's `parsing_english_ptb16k`).
+SentencePiece can learn only about 7,000 from the sample's train text; datagen
+then uses all it can learn and says so (`build_vocab`), so the sample's
+vocabulary is smaller while the full WSJ gets 16,000.
+"""
+
+from typing import Dict, Iterable, Iterator, List, Optional
+
+from t2t_lite import registry
+from t2t_lite.data.problem import Pair, Problem, check_split
+from t2t_lite.errors import T2TError
+from t2t_lite.parsing import trees
+from t2t_lite.parsing.linearize import linearize
+
+
+@registry.register_problem("parsing_wsj", aliases=["parsing_english_ptb16k"])
+class ParsingWsj(Problem):
+    """Words -> linearized constituency tree (POS tags as word slots), metric EVALB F1."""
+
+    name = "parsing_wsj"
+    source_language = "en"
+    target_language = "en_ptb_tree"
+    vocab_size = 16000
+    num_train_shards = 4
+    metric = "evalb"
+
+    # The paper's parsing decode settings: beam 21, alpha 0.3, output <= input + 300.
+    beam_size = 21
+    alpha = 0.3
+    extra_length = 300
+
+    def split_trees(self, split: str, tmp_dir: Optional[str]) -> List[trees.Tree]:
+        """The cleaned trees of `split`, in treebank order.
+
+        Raises:
+          T2TError: no `tmp_dir`, or no treebank found there.
+        """
+        check_split(split)
+        if not tmp_dir:
+            raise T2TError(f"{self.name} reads a Penn Treebank: pass --tmp_dir=DIR with the WSJ "
+                           ".mrg files (e.g. ../shared/data/ptb_sample/combined).")
+        return trees.read_wsj_split(tmp_dir, split)
+
+    def raw_pairs(self, split: str, tmp_dir: Optional[str]) -> Iterator[Pair]:
+        for tree in self.split_trees(split, tmp_dir):
+            yield linearize(tree)
+
+    def text_files(self, split: str, tmp_dir: Optional[str]) -> Dict[str, Iterable[str]]:
+        """For dev and test: `words` (decoder input) and `trees` (cleaned gold, EVALB's reference)."""
+        check_split(split)
+        if split == "train":
+            return {}
+        gold = self.split_trees(split, tmp_dir)
+        return {"words": [" ".join(t.leaves()) for t in gold], "trees": [str(t) for t in gold]}

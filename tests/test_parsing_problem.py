@@ -1,0 +1,192 @@
+"""parsing_wsj: the problem on the treebank sample, datagen, decoder post-processing and EVALB.
+
+The sample tests skip when ../shared/data is absent (the `shared_data` fixture).
+"""
+
+import os
+import shutil
+
+import pytest
+
+from t2t_lite import registry
+from t2t_lite.errors import T2TError
+from t2t_lite.parsing import outputs, trees
+from t2t_lite.parsing.linearize import linearize
+
+SPLIT_SIZES = {"train": 3396, "dev": 273, "test": 245}
+
+
+@pytest.fixture(scope="module")
+def sample(shared_data_dir):
+    return shared_data_dir / "ptb_sample"
+
+
+@pytest.fixture(scope="module")
+def shared_data_dir():
+    from conftest import SHARED_DATA
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real data samples not found at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+def _clean_lines(sample):
+    return (sample / "wsj_sample.clean.trees").read_text(encoding="utf-8").splitlines()
+
+
+def test_alias_and_decode_defaults():
+    assert registry.problem_name("parsing_english_ptb16k") == "parsing_wsj"
+    problem = registry.problem("parsing_english_ptb16k")
+    assert (problem.name, problem.metric, problem.vocab_size) == ("parsing_wsj", "evalb", 16000)
+    assert (problem.beam_size, problem.alpha, problem.extra_length) == (21, 0.3, 300)
+
+
+def test_missing_tmp_dir_is_a_t2t_error(tmp_path):
+    problem = registry.problem("parsing_wsj")
+    with pytest.raises(T2TError, match="pass --tmp_dir"):
+        next(problem.raw_pairs("train", None))
+    with pytest.raises(T2TError, match="no treebank found"):
+        next(problem.raw_pairs("train", str(tmp_path)))
+
+
+def test_sample_splits_match_the_cleaned_trees_file(sample):
+    """Pairs equal linearize() of ../shared/data's own cleaned trees, split 3,396 / 273 / 245."""
+    problem = registry.problem("parsing_wsj")
+    lines = _clean_lines(sample)
+    begin = 0
+    for split, size in SPLIT_SIZES.items():
+        pairs = list(problem.raw_pairs(split, str(sample / "combined")))
+        assert len(pairs) == size
+        expected = [linearize(trees.parse_tree(line)) for line in lines[begin:begin + size]]
+        assert pairs == expected, split
+        begin += size
+    assert begin == len(lines)
+    first = next(problem.raw_pairs("train", str(sample / "combined")))
+    assert first == ("Pierre Vinken , 61 years old , will join the board as a nonexecutive "
+                     "director Nov. 29 .",
+                     "(S (NP (NP NNP NNP ) , (ADJP (NP CD NNS ) JJ ) , ) (VP MD (VP VB (NP DT NN ) "
+                     "(PP IN (NP DT JJ NN ) ) (NP NNP CD ) ) ) . )")
+
+
+def _small_treebank(sample, root):
+    """A few sample files in the sample's layout: train 0001+0003, dev 0160, test 0180."""
+    root.mkdir()
+    for number in (1, 3, 160, 180):
+        shutil.copy(sample / "combined" / f"wsj_{number:04d}.mrg", root)
+    return root
+
+
+def _index_counts(sample):
+    counts = {}
+    for row in (sample / "wsj_sample.index.tsv").read_text().splitlines()[1:]:
+        name = row.split("\t")[1]
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+@pytest.fixture(scope="module")
+def small_data(sample, tmp_path_factory):
+    from t2t_lite.data import datagen
+    base = tmp_path_factory.mktemp("parsing")
+    raw = _small_treebank(sample, base / "raw")
+    log = []
+    meta = datagen.generate_data("parsing_english_ptb16k", str(base / "data"), str(raw), log.append)
+    return base, meta, log
+
+
+def test_datagen_on_a_slice_writes_shards_words_and_gold_trees(sample, small_data):
+    base, meta, log = small_data
+    counts = _index_counts(sample)
+    assert {s: v["examples"] for s, v in meta["splits"].items()} == {
+        "train": counts["wsj_0001.mrg"] + counts["wsj_0003.mrg"],
+        "dev": counts["wsj_0160.mrg"], "test": counts["wsj_0180.mrg"]}
+    # The vocabulary is capped to what SentencePiece can learn from 32 trees, with a note.
+    assert meta["vocab_file"] == "parsing_wsj.sp16000.model"
+    assert 259 < meta["vocab_size"] < 16000
+    assert any(f"supports only {meta['vocab_size']} of the 16000 pieces" in line for line in log)
+    # Dev/test words and cleaned gold trees, line for line with the sample's cleaned trees file.
+    lines = _clean_lines(sample)
+    test_begin = SPLIT_SIZES["train"] + SPLIT_SIZES["dev"]
+    gold = lines[test_begin:test_begin + counts["wsj_0180.mrg"]]
+    data = base / "data"
+    assert (data / "parsing_wsj-test.trees").read_text().splitlines() == gold
+    assert (data / "parsing_wsj-test.words").read_text().splitlines() == [
+        " ".join(trees.parse_tree(line).leaves()) for line in gold]
+    assert not (data / "parsing_wsj-train.trees").exists()
+
+
+WORDS = ["The dog barked .", "Stocks fell sharply"]
+GOLD = ["(TOP (S (NP (DT The) (NN dog)) (VP (VBD barked)) (. .)))",
+        "(TOP (S (NP (NNS Stocks)) (VP (VBD fell) (ADVP (RB sharply)))))"]
+
+
+@pytest.mark.parametrize("output", [
+    "", "(S (NP DT NN", ") ) (S (NP DT NN ) ) ) )", "NN NN NN NN NN NN NN", "((S NP) <unk> (VP )",
+    "(S (NP DT NN ) (VP VBD ) . ) (S (NP DT NN ) )", "(S (NP ) ) </s> <pad>",
+])
+def test_malformed_outputs_become_well_formed_trees_over_the_words(output):
+    line = outputs.output_trees([output], [WORDS[0]])[0]
+    tree = trees.parse_tree(line)
+    assert tree.label == "TOP" and tree.leaves() == WORDS[0].split()
+    assert str(tree) == line
+
+
+def test_evalb_of_repaired_outputs_hand_computed(tmp_path):
+    # 1: a wrong NP/VP split: gold S(0,3) NP(0,2) VP(2,3), test S(0,3) NP(0,1) VP(1,3); the
+    #    final "." is deleted by COLLINS.prm. 2: stray ")" and too many slots, repaired to gold.
+    model_out = ["(S (NP DT ) (VP NN VBD ) . )", ") (S (NP NNS ) (VP VBD (ADVP RB ) NN NN ) ) )"]
+    decoded = outputs.output_trees(model_out, WORDS)
+    assert decoded == ["(TOP (S (NP (DT The)) (VP (NN dog) (VBD barked)) (. .)))", GOLD[1]]
+    gold_path = tmp_path / "gold.trees"
+    gold_path.write_text("\n".join(GOLD) + "\n")
+    result, text = outputs.evalb_report(decoded, gold_path)
+    assert (result.all.matched, result.all.gold_brackets, result.all.test_brackets) == (5, 7, 7)
+    assert round(result.f1, 2) == 71.43 and result.all.complete_match == 50.0
+    assert result.all.tagging_accuracy == 100.0
+    assert "Bracketing FMeasure       =  71.43" in text and "-- len<=40 --" in text
+    # Raw treebank text (function tags, a trace) is cleaned before scoring.
+    raw = tmp_path / "gold.mrg"
+    raw.write_text("( (S (NP-SBJ (DT The) (NN dog)) (VP (VBD barked) (NP (-NONE- *T*-1))) (. .)))\n"
+                   "((S (NP-SBJ (NNS Stocks))\n  (VP (VBD fell) (ADVP-MNR (RB sharply)))))\n")
+    assert outputs.read_gold_trees(raw) == GOLD
+    with pytest.raises(T2TError, match="1 decoded trees but 2 gold trees"):
+        outputs.evalb_report(decoded[:1], gold_path)
+
+
+def test_beams_with_scores_are_delinearized_field_by_field():
+    line = outputs.output_trees(["(S NN NN\t-1.5000\t(S (NP NN ) NN ) )\t-2.0000"],
+                                ["a b"], return_beams=True, write_beam_scores=True)[0]
+    assert line.split("\t") == ["(TOP (S (NN a) (NN b)))", "-1.5000",
+                                "(TOP (S (NP (NN a)) (NN b)))", "-2.0000"]
+    assert outputs.output_trees([""], [" "]) == [""]
+
+
+def test_train_and_decode_end_to_end_prints_evalb(small_data, tmp_path, capfd):
+    from t2t_lite.bin import t2t_decoder, t2t_trainer
+    base, _, _ = small_data
+    data, model = base / "data", tmp_path / "model"
+    code = t2t_trainer.main([
+        "--problem=parsing_wsj", "--hparams_set=transformer_parsing_tiny",
+        "--hparams=hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1,batch_size=1024",
+        f"--data_dir={data}", f"--output_dir={model}", "--train_steps=3", "--eval_every=3",
+        "--eval_bleu_sentences=3", "--log_every=1"])
+    out, err = capfd.readouterr()
+    assert code == 0, err
+    assert "evalb_f1" in out
+    words = (data / "parsing_wsj-test.words").read_text().splitlines()[:5]
+    gold = (data / "parsing_wsj-test.trees").read_text().splitlines()[:5]
+    (tmp_path / "in.words").write_text("\n".join(words) + "\n")
+    (tmp_path / "gold.trees").write_text("\n".join(gold) + "\n")
+    code = t2t_decoder.main([
+        f"--output_dir={model}", "--decode_hparams=beam_size=2,extra_length=10",
+        f"--decode_from_file={tmp_path / 'in.words'}", f"--decode_to_file={tmp_path / 'out'}",
+        f"--decode_reference={tmp_path / 'gold.trees'}"])
+    _, err = capfd.readouterr()
+    assert code == 0, err
+    decoded = (tmp_path / "out").read_text().splitlines()
+    assert [trees.parse_tree(line).leaves() for line in decoded] == [w.split() for w in words]
+    assert "EVALB (COLLINS.prm)" in err and "Number of sentence        =      5" in err
+    for name in ("Bracketing Recall", "Bracketing Precision", "Bracketing FMeasure",
+                 "Complete match", "Tagging accuracy"):
+        assert err.count(name) == 2, name  # -- All -- and -- len<=40 --
+    assert "BLEU" not in err
+    assert os.path.getsize(tmp_path / "out") > 0
