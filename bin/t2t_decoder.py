@@ -10,6 +10,7 @@ input's words, and --decode_reference (gold trees) prints EVALB's summary.
 """
 
 import argparse
+import os
 import sys
 from typing import List, Optional
 
@@ -40,7 +41,6 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 
 
 def _model_dir(args) -> str:
-    import os
     return args.output_dir or os.path.dirname(args.checkpoint_path)
 
 
@@ -100,9 +100,10 @@ def _report(problem, outputs: List[str], reference_path: str) -> None:
         from t2t_lite.parsing.outputs import evalb_report
         print(evalb_report(outputs, reference_path)[1], file=sys.stderr)
         return
-    from t2t_lite.decode import decoding
-    from t2t_lite.decode.bleu import corpus_bleu
-    score, signature = corpus_bleu(outputs, decoding.read_lines(reference_path))
+    from t2t_lite.decode.bleu import corpus_bleu, read_lines
+    # References are read as t2t-bleu and sacreBLEU's command line read them
+    # (trailing whitespace removed), so the scores printed here and there agree.
+    score, signature = corpus_bleu(outputs, read_lines(reference_path))
     print(f"BLEU = {score.score:.2f} {signature}  ({score})", file=sys.stderr)
 
 

@@ -91,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     greedy = DecodeParams(beam_size=1, alpha=problem.alpha, extra_length=problem.extra_length)
     trainer = Trainer(hparams, problem.name, args.data_dir, args.output_dir, vocab.vocab_size,
                       options, strategy=strategy,
-                      translator_factory=lambda model: Translator(model, vocab, greedy))
+                      translator_factory=lambda model: Translator(model, vocab, greedy),
+                      metric=problem.metric)
     print(f"Training {problem.name} with {args.hparams_set} on "
           f"{strategy.num_replicas_in_sync} replica(s), {trainer.accumulate} micro-batch(es) "
           f"of {hparams.batch_size} tokens per replica per step, into {args.output_dir}.",

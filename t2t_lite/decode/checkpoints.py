@@ -6,7 +6,7 @@ data position are not part of the averaged checkpoint.
 """
 
 import os
-from typing import List, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -15,6 +15,11 @@ import t2t_lite
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
 from t2t_lite.train import model_dir as model_dir_lib
+
+if TYPE_CHECKING:
+    import keras
+
+    from t2t_lite.data.vocab import SubwordVocab
 
 
 def list_checkpoints(model_dir: str) -> List[str]:

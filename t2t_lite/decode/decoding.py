@@ -59,15 +59,17 @@ def decode_lines(translator: Translator, lines: Sequence[str],
     todo = [i for i, line in enumerate(lines) if line.strip()]
     if not todo:
         return outputs
-    lengths = translator.vocab.encode(tf.constant([lines[i] for i in todo])).row_lengths()
-    order = [todo[j] for j in sorted(range(len(todo)), key=lambda j: -int(lengths[j]))]
+    encoded = translator.vocab.encode(tf.constant([lines[i] for i in todo]))  # [N, (S)]
+    lengths = encoded.row_lengths().numpy()
+    order = sorted(range(len(todo)), key=lambda j: -int(lengths[j]))  # positions in `todo`
     start, done = time.time(), 0
     for begin in range(0, len(order), params.batch_size):
-        indices = order[begin:begin + params.batch_size]
-        hypotheses, scores = translator.nbest_ids(translator.encode([lines[i] for i in indices]))
-        for i, hyps, sc in zip(indices, hypotheses, scores):
-            outputs[i] = _format(hyps, sc, params)
-        done += len(indices)
+        positions = order[begin:begin + params.batch_size]
+        inputs = translator.pad(tf.gather(encoded, positions))
+        hypotheses, scores = translator.nbest_ids(inputs)
+        for j, hyps, sc in zip(positions, hypotheses, scores):
+            outputs[todo[j]] = _format(hyps, sc, params)
+        done += len(positions)
         if progress is not None:
             progress(done, len(todo), time.time() - start)
     return outputs

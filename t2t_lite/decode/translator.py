@@ -84,7 +84,10 @@ class Translator(tf.Module):
 
     def encode(self, texts: Sequence[str]) -> tf.Tensor:
         """Strings -> int32 [B, S] ids, EOS-terminated, truncated to max_input_length."""
-        ragged = self.vocab.encode(tf.constant(list(texts), dtype=tf.string))
+        return self.pad(self.vocab.encode(tf.constant(list(texts), dtype=tf.string)))
+
+    def pad(self, ragged: tf.RaggedTensor) -> tf.Tensor:
+        """Encoded rows [B, (S)] -> int32 [B, S] model inputs, truncated to max_input_length."""
         too_long = ragged.row_lengths() > self.max_input_length
         if bool(tf.reduce_any(too_long)):
             # Keep the first max_input_length - 1 subwords and the EOS. The EOS is

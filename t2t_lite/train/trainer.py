@@ -102,7 +102,7 @@ class Trainer:
     def __init__(self, hparams: HParams, problem_name: str, data_dir: str, output_dir: str,
                  vocab_size: int, options: TrainOptions,
                  strategy: Optional[tf.distribute.Strategy] = None,
-                 translator_factory: Optional[Callable] = None):
+                 translator_factory: Optional[Callable] = None, metric: str = "bleu"):
         self.hp = hparams
         self.problem_name = problem_name
         self.data_dir = data_dir
@@ -110,7 +110,6 @@ class Trainer:
         self.options = options
         self.strategy = strategy or tf.distribute.get_strategy()
         self.chief = is_chief(self.strategy)
-        self.translator_factory = translator_factory
         self.train_steps = options.train_steps or hparams.train_steps
         self.accumulate = accumulation_steps(hparams, self.strategy.num_replicas_in_sync)
         self._signal = None
@@ -155,6 +154,12 @@ class Trainer:
         self.manager = tf.train.CheckpointManager(self.checkpoint, directory,
                                                   max_to_keep=options.keep_checkpoint_max)
         self._train_step = self._make_train_step()
+        self.evaluator = evaluation.Evaluator(self.model, hparams, data_dir, problem_name,
+                                              translator_factory, metric)
+        self._writers = {
+            name: (tf.summary.create_file_writer(os.path.join(output_dir, name)) if self.chief
+                   else tf.summary.create_noop_writer())
+            for name in ("train", "eval")}
 
     # -- Data -----------------------------------------------------------------
 
@@ -235,8 +240,7 @@ class Trainer:
 
     def _loop(self) -> TrainResult:
         opts = self.options
-        writer = tf.summary.create_file_writer(os.path.join(self.output_dir, "train")) \
-            if self.chief else tf.summary.create_noop_writer()
+        writer = self._writers["train"]
         start_step, start_time = self.step, time.time()
         last_save_time, window_time, window_tokens = start_time, start_time, 0.0
         loss, metrics, best, bad_evals = float("nan"), {}, None, 0
@@ -290,14 +294,13 @@ class Trainer:
 
     def evaluate(self) -> Dict[str, float]:
         """Dev loss, perplexity, accuracy and (with a translator) greedy BLEU; logged."""
-        metrics = evaluation.evaluate(self, self.options.eval_steps,
-                                      self.options.eval_bleu_sentences)
+        metrics = self.evaluator(self.options.eval_steps, self.options.eval_bleu_sentences)
+        writer = self._writers["eval"]
+        with writer.as_default(step=self.step):
+            for name, value in metrics.items():
+                tf.summary.scalar(name, value)
+        writer.flush()
         if self.chief:
-            writer = tf.summary.create_file_writer(os.path.join(self.output_dir, "eval"))
-            with writer.as_default(step=self.step):
-                for name, value in metrics.items():
-                    tf.summary.scalar(name, value)
-            writer.flush()
             if "bleu" in metrics:
                 self._keep_if_best(metrics["bleu"])
         print(f"eval step {self.step}: " +
