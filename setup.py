@@ -50,8 +50,10 @@ setup(
     install_requires=INSTALL_REQUIRES,
     extras_require={
         "test": ["pytest==9.2.0"],
-        # Side-by-side benchmarks only; never needed by the package or CI.
-        "bench": ["torch==2.13.0", "ctranslate2"],
+        # Side-by-side decoding benchmark (bench/decode_speed.py); never needed by CI.
+        "bench": ["ctranslate2==4.8.5"],
+        # Training curves as a PNG (recipes/plot_curves.py).
+        "plot": ["matplotlib==3.11.2"],
     },
     entry_points={"console_scripts": [
         "t2t-datagen = t2t_lite.bin.t2t_datagen:main",

@@ -24,7 +24,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--checkpoint_average", type=int, default=1,
                    help="average the last N checkpoints on the fly (the paper: 5)")
     p.add_argument("--decode_hparams", default="",
-                   help="beam_size, alpha, extra_length, length_penalty, batch_size, "
+                   help="beam_size, alpha, extra_length, min_length, length_penalty, batch_size, "
                         "max_input_length, return_beams, write_beam_scores, "
                         "sampling_temperature, top_k, sampling_seed")
     p.add_argument("--decode_from_file", help="one source sentence per line (default: stdin)")
@@ -34,6 +34,10 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--decode_interactive", action="store_true",
                    help="translate each line typed at the prompt")
     p.add_argument("--score_file", help="score 'source<TAB>target' lines: log P(target|source)")
+    p.add_argument("--precision", default="float32", choices=["float32", "bfloat16"],
+                   help="bfloat16: bfloat16 matmuls and cache (CPUs with AVX512-BF16, GPUs)")
+    p.add_argument("--jit_compile", action="store_true",
+                   help="compile the search with XLA (inputs padded to multiples of 8 tokens)")
     args = p.parse_args(argv)
     if not args.output_dir and not args.checkpoint_path:
         p.error("give --output_dir (model directory) or --checkpoint_path")
@@ -52,11 +56,12 @@ def run(args: argparse.Namespace) -> int:
 
     model_dir = _model_dir(args)
     model, vocab, _, problem_info = load_model(model_dir, args.checkpoint_path,
-                                               args.checkpoint_average)
+                                               args.checkpoint_average, args.precision)
     problem = registry.problem(problem_info["problem"])
     defaults = DecodeParams(beam_size=problem.beam_size, alpha=problem.alpha,
                             extra_length=problem.extra_length)
-    translator = Translator(model, vocab, defaults.parse(args.decode_hparams))
+    translator = Translator(model, vocab, defaults.parse(args.decode_hparams),
+                            jit_compile=args.jit_compile)
 
     if args.score_file:
         pairs = [line.split("\t") for line in decoding.read_lines(args.score_file)]

@@ -34,7 +34,9 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                    help="dev sentences decoded greedily for BLEU at each evaluation (0: none)")
     p.add_argument("--save_checkpoints_steps", type=int, default=1000)
     p.add_argument("--save_checkpoints_secs", type=int, default=600)
-    p.add_argument("--keep_checkpoint_max", type=int, default=20)
+    p.add_argument("--keep_checkpoint_max", type=int, default=20, help="0: keep all")
+    p.add_argument("--max_train_minutes", type=float, default=0,
+                   help="stop (save, evaluate) after this much wall-clock time (0: no limit)")
     p.add_argument("--log_every", type=int, default=100, help="steps between progress lines")
     p.add_argument("--random_seed", type=int, default=1)
     p.add_argument("--early_stopping_patience", type=int, default=0,
@@ -87,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
         save_checkpoints_secs=args.save_checkpoints_secs,
         keep_checkpoint_max=args.keep_checkpoint_max, log_every=args.log_every,
         random_seed=args.random_seed, jit_compile=args.jit_compile,
-        early_stopping_patience=args.early_stopping_patience)
+        early_stopping_patience=args.early_stopping_patience,
+        max_train_minutes=args.max_train_minutes)
     greedy = DecodeParams(beam_size=1, alpha=problem.alpha, extra_length=problem.extra_length)
     trainer = Trainer(hparams, problem.name, args.data_dir, args.output_dir, vocab.vocab_size,
                       options, strategy=strategy,

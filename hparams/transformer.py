@@ -79,7 +79,10 @@ def transformer_multi30k() -> HParams:
     """A CPU recipe for Multi30k-sized data (29k pairs): 3+3 layers, d_model=256, 4 heads.
 
     More dropout than base (small data), a short warm-up (an epoch is ~150
-    steps of 4,096 tokens). First choice, to be refined by measurement (issue 9).
+    steps of 4,096 tokens). Measured on 2 CPU cores (README recipe): 4,803
+    steps in 60 minutes; test_2016_flickr sacreBLEU 37.2 at 25 minutes, 40.0 at
+    50 and 39.4 at 60 (last 5 checkpoints averaged, beam 4); dev loss flattens
+    after ~40 minutes, so 8,000 steps is an upper bound, not a need.
     """
     return transformer_small().replace(
         num_hidden_layers=3, layer_prepostprocess_dropout=0.3,

@@ -14,7 +14,8 @@ import tensorflow as tf
 
 from t2t_lite.decode.beam_search import _beam_search_loop, beam_search
 from t2t_lite.decode.sampling import greedy_search, sample
-from t2t_lite.decode.search_common import gather_cache, length_penalty, tile_cache, write_at
+from t2t_lite.decode.search_common import (forbid_eos_before, gather_cache, length_penalty,
+                                           tile_cache, top_k_by_chunks, write_at)
 from t2t_lite.errors import T2TError
 
 PAD, EOS, A, B, C = 0, 1, 2, 3, 4
@@ -189,6 +190,21 @@ def test_n_best_is_sorted_and_complete():
     assert (np.diff(scores[0]) <= 0).all()
 
 
+def test_min_length_forbids_eos_and_renormalises():
+    # With EOS forbidden at steps 0 and 1 the trap tree's probabilities become
+    # () -> a 5/9, b 4/9; (a,) -> a 0.35/0.6, b 0.25/0.6; (b,) -> c 1.
+    model = TreeModel(TREE_GREEDY_TRAP)
+    step_fn = forbid_eos_before(model, min_length=2, eos_id=EOS)
+    start = tf.zeros([1], tf.int32)
+    ids, log_probs = greedy_search(step_fn, start, 4, EOS, model.cache([0]))
+    np.testing.assert_array_equal(ids, [[A, A, EOS, PAD]])
+    np.testing.assert_allclose(log_probs, [math.log(5 / 9 * 0.35 / 0.6 * 0.9)], rtol=1e-6)
+    ids, scores = beam_search(step_fn, start, 2, 4, VOCAB, 0.0, EOS, model.cache([0]))
+    np.testing.assert_array_equal(ids[0], [[B, C, EOS, PAD], [A, A, EOS, PAD]])
+    np.testing.assert_allclose(scores[0], np.log([4 / 9, 5 / 9 * 0.35 / 0.6 * 0.9]), rtol=1e-6)
+    assert forbid_eos_before(model, 0) is model
+
+
 def test_beam_size_one_is_greedy():
     model = TreeModel(TREE_GREEDY_TRAP, TREE_SHORT_LONG)
     cache = model.cache([0, 1])
@@ -314,3 +330,14 @@ def test_sampling_top_k_temperature_and_seed():
     cold, _ = sample(model, start[:4], 4, temperature=1e-3, seed=(5, 6), eos_id=EOS,
                      cache=model.cache([0] * 4))
     np.testing.assert_array_equal(cold, [[A, EOS, 0, 0]] * 4)
+
+
+@pytest.mark.parametrize("vocab,k", [(5000, 8), (4096, 8), (32000, 4), (300, 8)])
+def test_top_k_by_chunks_equals_top_k(vocab, k):
+    x = tf.constant(np.random.default_rng(vocab).normal(size=[6, vocab]).astype(np.float32))
+    expected = tf.math.top_k(x, k=k)
+    values, indices = top_k_by_chunks(x, k)
+    np.testing.assert_array_equal(values, expected.values)
+    np.testing.assert_array_equal(indices, expected.indices)
+    compiled = tf.function(top_k_by_chunks, jit_compile=True)(x, k)
+    np.testing.assert_array_equal(compiled[1], expected.indices)

@@ -145,3 +145,40 @@ def test_sampling_is_seeded_and_top_k_1_is_greedy(model_dir):
     assert run(sampling_temperature=5.0, sampling_seed=3) == run(sampling_temperature=5.0,
                                                                  sampling_seed=3)
     assert run(sampling_temperature=5.0, sampling_seed=3) != greedy
+
+
+def test_xla_search_pads_shapes_and_matches_the_plain_graph(model_dir):
+    model, vocab, _, _ = checkpoints.load_model(model_dir, model_dir + "/ckpt-1")
+    params = DecodeParams(beam_size=2, extra_length=5, batch_size=4)
+    plain = Translator(model, vocab, params)
+    xla = Translator(model, vocab, params, jit_compile=True)
+    inputs = plain.encode(["five hundred and six", "seven", "eighty-one"])  # [3, S]
+    plain_ids, plain_scores = plain.run_search(inputs)
+    xla_ids, xla_scores = xla.run_search(inputs)
+    assert xla_ids.shape[0] == 3  # the padding row is dropped
+    # Inputs padded to 8k tokens give a longer output buffer, all PAD beyond the plain one's.
+    # (Only the best beam is compared: this random model has near-ties among the others.)
+    width = plain_ids.shape[2]
+    np.testing.assert_array_equal(xla_ids[:, 0, :width], plain_ids[:, 0])
+    assert not xla_ids[:, :, width:].numpy().any()
+    np.testing.assert_allclose(xla_scores, plain_scores, rtol=1e-4)
+
+
+def test_bfloat16_decoding_keeps_float32_weights_and_close_scores(model_dir):
+    f32, vocab, _, _ = checkpoints.load_model(model_dir, model_dir + "/ckpt-1")
+    bf16, _, _, _ = checkpoints.load_model(model_dir, model_dir + "/ckpt-1", precision="bfloat16")
+    assert bf16.decoder_layers[0].feed_forward.compute_dtype == "bfloat16"
+    for a, b in zip(f32.weights, bf16.weights):
+        assert b.dtype == "float32"
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    import keras
+    assert keras.config.dtype_policy().name == "float32"  # the global policy is restored
+    sources = ["four hundred and two", "eighty"]
+    targets = ["vierhundertzwei", "achtzig"]
+    params = DecodeParams(beam_size=2, extra_length=5)
+    exact = Translator(f32, vocab, params).score(sources, targets)
+    approx = Translator(bf16, vocab, params).score(sources, targets)
+    np.testing.assert_allclose(approx, exact, rtol=0.03)
+    assert len(decoding.decode_lines(Translator(bf16, vocab, params), sources + [""])) == 3
+    with pytest.raises(T2TError, match="precision must be one of"):
+        checkpoints.load_model(model_dir, precision="float16")

@@ -1,3 +1,5 @@
+import functools
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -50,12 +52,12 @@ SOURCE = tf.constant([[5, 6, 7, 8, 1, 0, 0], [9, 10, 1, 0, 0, 0, 0], [11, 12, 13
 TARGET = tf.constant([[3, 4, 5, 6, 7, 1], [8, 9, 1, 0, 0, 0], [10, 11, 12, 13, 14, 1]])
 
 
-def incremental_logits(model, source, target):
+def incremental_logits(model, source, target, growing=False):
     memory, bias = model.encode(source)
     steps = target.shape[1]
-    cache = model.init_cache(memory, bias, max_length=steps + 2)
+    cache = model.init_cache(memory, bias, max_length=None if growing else steps + 2)
     ids = tf.zeros([source.shape[0]], tf.int32)
-    step = tf.function(model.decode_step)
+    step = tf.function(functools.partial(model.decode_step, growing=growing))
     outputs = []
     for i in range(steps):
         logits, cache = step(ids, tf.constant(i), cache)
@@ -70,8 +72,9 @@ def incremental_logits(model, source, target):
 def test_cached_incremental_decoding_equals_full_forward_pass(overrides):
     model = tiny_model(**overrides)
     full = model({"inputs": SOURCE, "targets": TARGET}, training=False)
-    step_by_step = incremental_logits(model, SOURCE, TARGET)
-    np.testing.assert_allclose(step_by_step.numpy(), full.numpy(), atol=1e-5)
+    for growing in (False, True):  # preallocated, or appended to each step
+        step_by_step = incremental_logits(model, SOURCE, TARGET, growing)
+        np.testing.assert_allclose(step_by_step.numpy(), full.numpy(), atol=1e-5)
 
 
 def test_future_target_tokens_do_not_change_earlier_outputs():

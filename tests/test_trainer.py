@@ -84,6 +84,21 @@ def test_dev_loss_falls_and_metrics_are_reported(data_dir, tmp_path):
     assert os.listdir(tmp_path / "m" / "eval")  # TensorBoard event files
 
 
+def test_time_limit_stops_saves_and_evaluates(data_dir, tmp_path, capfd):
+    trainer, result = train(data_dir, tmp_path / "m", 10_000, max_train_minutes=1e-6)
+    assert result.step == 1 and not result.interrupted  # the limit is checked after each step
+    assert "loss" in result.eval_metrics
+    assert os.path.exists(tmp_path / "m" / "ckpt-1.index")
+    assert "Time limit of 1e-06 minutes reached at step 1." in capfd.readouterr().out
+
+
+def test_negative_training_options_are_one_line_errors():
+    from t2t_lite.train.trainer import TrainOptions
+    with pytest.raises(T2TError, match="must not be negative: log_every, max_train_minutes"):
+        TrainOptions(log_every=-1, max_train_minutes=-2.0)
+    assert TrainOptions(keep_checkpoint_max=0).keep_checkpoint_max == 0
+
+
 def test_nan_loss_stops_with_a_clear_error(data_dir, tmp_path):
     hp = tiny_hparams("learning_rate_schedule=constant,learning_rate=1e25,"
                       "optimizer_adam_epsilon=1e-30")

@@ -31,7 +31,9 @@ import tensorflow as tf
 from t2t_lite.decode.sampling import _decode_loop
 from t2t_lite.decode.search_common import DEAD_THRESHOLD, NEG_INF, gather_cache
 from t2t_lite.decode.search_common import length_penalty as _length_penalty
-from t2t_lite.decode.search_common import (keep_static_shapes, resolve_max_lengths, tile_cache,
+from t2t_lite.decode.search_common import (cache_shape_invariants, has_growing_axes,
+                                           keep_static_shapes, loop_shape_invariants,
+                                           resolve_max_lengths, tile_cache, top_k_by_chunks,
                                            write_at)
 
 
@@ -110,7 +112,7 @@ def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_l
         # result as a top-k over log_softmax of [batch, beam * vocab], without
         # materialising the log-softmax.
         log_norm = tf.reduce_logsumexp(logits, axis=-1, keepdims=True)  # [batch * beam, 1]
-        top_logits, top_tokens = tf.math.top_k(logits, k=per_beam_k)  # [batch * beam, k]
+        top_logits, top_tokens = top_k_by_chunks(logits, per_beam_k)  # [batch * beam, k]
         candidate_log_probs = (tf.reshape(top_logits - log_norm, [-1, beam, per_beam_k])
                                + alive_log_probs[:, :, tf.newaxis])  # [batch, beam, k]
         candidate_log_probs = tf.reshape(candidate_log_probs, [-1, beam * per_beam_k])
@@ -132,7 +134,7 @@ def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_l
         new_alive_last = tf.gather(tokens, keep, batch_dims=1)  # [batch, beam]
         new_parents = tf.gather(parents, keep, batch_dims=1) + batch_offsets  # [batch, beam]
         new_cache = keep_static_shapes(gather_cache(new_cache, tf.reshape(new_parents, [-1])),
-                                       cache)
+                                       invariants)
 
         # Finished: the best `beam` of the old finished set and the candidates that ended.
         new_scores = candidate_log_probs / lp(step + 1, alpha, penalty_kind)
@@ -176,8 +178,11 @@ def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_l
              tf.fill([batch_size, beam], NEG_INF), tf.zeros([batch_size, beam], tf.bool),
              tf.zeros([batch_size], tf.bool), tf.zeros([batch_size], tf.int32),
              tile_cache({} if cache is None else cache, beam))
+    invariants = cache_shape_invariants(state[9])  # used by step_fn
+    growing = ({"shape_invariants": loop_shape_invariants(state, 9, invariants)}
+               if has_growing_axes(state[9]) else {})
     (_, alive_seq, alive_log_probs, _, finished_seq, finished_scores, finished_flags, _,
-     lengths, _) = tf.while_loop(cond, step_fn, state, maximum_iterations=num_steps)
+     lengths, _) = tf.while_loop(cond, step_fn, state, maximum_iterations=num_steps, **growing)
     return _fill_from_alive(alive_seq, alive_log_probs, finished_seq, finished_scores,
                             finished_flags, lp(lengths, alpha, penalty_kind))
 

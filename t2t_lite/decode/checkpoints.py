@@ -61,23 +61,39 @@ def average_into(model, paths: List[str]) -> None:
         variable.assign((value / len(paths)).astype(variable.dtype))
 
 
+PRECISIONS = ("float32", "bfloat16")
+
+
 def load_model(model_dir: str, checkpoint_path: Optional[str] = None,
-               checkpoint_average: int = 1) -> Tuple["keras.Model", "SubwordVocab", HParams, dict]:
+               checkpoint_average: int = 1, precision: str = "float32",
+               ) -> Tuple["keras.Model", "SubwordVocab", HParams, dict]:
     """Rebuilds the model of `model_dir` and restores (or averages) its weights.
 
     Args:
       model_dir: a directory written by t2t-trainer or t2t-avg-checkpoints.
       checkpoint_path: a specific `ckpt-N` prefix; default: the latest.
       checkpoint_average: average the last N checkpoints (up to the chosen one).
+      precision: "float32", or "bfloat16" to compute in bfloat16 (Keras'
+        mixed_bfloat16 policy: float32 weights, bfloat16 matmuls and cache,
+        float32 softmax and logits), as in training with --precision.
     Returns:
       (model, vocab, hparams, problem info from problem.json).
     """
+    import keras
+
     from t2t_lite.data.vocab import SubwordVocab
 
+    if precision not in PRECISIONS:
+        raise T2TError(f"precision must be one of {PRECISIONS}, got {precision!r}.")
     hparams = model_dir_lib.read_hparams(model_dir)
     problem = model_dir_lib.read_problem(model_dir)
     vocab = SubwordVocab.from_file(model_dir_lib.vocab_path(model_dir))
-    model = t2t_lite.build_model(hparams, problem["vocab_size"])
+    previous_policy = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("mixed_bfloat16" if precision == "bfloat16" else "float32")
+    try:
+        model = t2t_lite.build_model(hparams, problem["vocab_size"])
+    finally:
+        keras.config.set_dtype_policy(previous_policy)
     if checkpoint_average < 1:
         raise T2TError(f"--checkpoint_average must be >= 1, got {checkpoint_average}.")
     if checkpoint_path:

@@ -9,7 +9,9 @@ from typing import Optional, Sequence, Tuple
 
 import tensorflow as tf
 
-from t2t_lite.decode.search_common import keep_static_shapes, resolve_max_lengths, write_at
+from t2t_lite.decode.search_common import (cache_shape_invariants, has_growing_axes,
+                                           keep_static_shapes, loop_shape_invariants,
+                                           resolve_max_lengths, write_at)
 
 
 def _decode_loop(symbols_to_logits_fn, choose_fn, initial_ids, max_decode_length, eos_id,
@@ -30,13 +32,14 @@ def _decode_loop(symbols_to_logits_fn, choose_fn, initial_ids, max_decode_length
                                                      buffer_length)
     num_steps = tf.reduce_max(max_lengths)
     cache = {} if cache is None else cache
+    invariants = cache_shape_invariants(cache)
 
     def cond(step, ids, last, done, log_probs, lengths, cache):
         return tf.logical_and(step < num_steps, tf.logical_not(tf.reduce_all(done)))
 
     def body(step, ids, last, done, log_probs, lengths, cache):
         logits, new_cache = symbols_to_logits_fn(last, step, cache)
-        cache = keep_static_shapes(new_cache, cache)
+        cache = keep_static_shapes(new_cache, invariants)
         logits = tf.cast(logits, tf.float32)  # [batch, vocab]
         token = tf.cast(choose_fn(logits, step), tf.int32)  # [batch]
         token_log_prob = (tf.gather(logits, token, axis=1, batch_dims=1)
@@ -51,8 +54,10 @@ def _decode_loop(symbols_to_logits_fn, choose_fn, initial_ids, max_decode_length
     state = (tf.constant(0), tf.zeros([batch_size, buffer_length], tf.int32), initial_ids,
              tf.zeros([batch_size], tf.bool), tf.zeros([batch_size], tf.float32),
              tf.zeros([batch_size], tf.int32), cache)
+    growing = ({"shape_invariants": loop_shape_invariants(state, 6, invariants)}
+               if has_growing_axes(cache) else {})
     _, ids, _, _, log_probs, lengths, _ = tf.while_loop(cond, body, state,
-                                                        maximum_iterations=num_steps)
+                                                        maximum_iterations=num_steps, **growing)
     return ids, log_probs, lengths
 
 

@@ -110,21 +110,95 @@ def gather_cache(cache, flat_indices: tf.Tensor):
     return _map_cache(lambda t: tf.gather(t, flat_indices, axis=0), cache, skip_static=True)
 
 
-def keep_static_shapes(new_cache, old_cache):
-    """Gives each tensor of `new_cache` the static shape of its `old_cache`
-    counterpart, so a loop whose batch size is only known at run time does not
-    see a loop variable "change" shape from [4, 10] to [None, 10].
+def cache_shape_invariants(cache):
+    """The shapes every step's cache must keep: the initial ones, except that an
+    axis of size 0 in the initial cache may grow (a cache that is appended to
+    each step instead of preallocated; plain graphs only, not XLA)."""
+    def invariant(t):
+        if t.shape.rank is None:
+            return t.shape
+        return tf.TensorShape([None if d == 0 else d for d in t.shape.as_list()])
+
+    return tf.nest.map_structure(invariant, cache)
+
+
+def has_growing_axes(cache) -> bool:
+    """Whether an initial cache has an axis of size 0 (see `cache_shape_invariants`)."""
+    return any(t.shape.rank is not None and 0 in t.shape.as_list()
+               for t in tf.nest.flatten(cache))
+
+
+def keep_static_shapes(new_cache, invariants):
+    """Gives each tensor of `new_cache` its shape invariant (`cache_shape_invariants`),
+    so a loop whose batch size is only known at run time does not see a loop
+    variable "change" shape from [4, 10] to [None, 10].
 
     Raises:
-      ValueError: the callback changed a cache tensor's shape (caches must be
-        preallocated at their full size).
+      ValueError: the callback changed a cache tensor's shape other than along
+        a growing axis (preallocate, or start growing axes at size 0).
     """
-    def merge(new, old):
-        if not new.shape.is_compatible_with(old.shape):
+    def merge(new, shape):
+        if not new.shape.is_compatible_with(shape):
             raise ValueError(f"symbols_to_logits_fn changed a cache tensor's shape from "
-                             f"{old.shape} to {new.shape}; preallocate the cache at full size.")
+                             f"{shape} to {new.shape}; preallocate the cache at full size or "
+                             "start a growing axis at size 0.")
         if not tf.executing_eagerly():
-            new.set_shape(old.shape)
+            new.set_shape(shape)
         return new
 
-    return tf.nest.map_structure(merge, new_cache, old_cache)
+    return tf.nest.map_structure(merge, new_cache, invariants)
+
+
+def loop_shape_invariants(state, cache_index: int, cache_invariants):
+    """`tf.while_loop` shape invariants for a state tuple whose `cache_index`th
+    element is the cache: every other element keeps its shape."""
+    shapes = [tf.nest.map_structure(lambda t: t.shape, s) for s in state]
+    shapes[cache_index] = cache_invariants
+    return tuple(shapes)
+
+
+def forbid_eos_before(symbols_to_logits_fn, min_length: int, eos_id: int = 1):
+    """Wraps a logits callback so that EOS cannot be chosen before `min_length`
+    output tokens (fairseq's --min-len, CTranslate2's min_decoding_length).
+
+    The returned callback gives EOS a logit of NEG_INF at steps < min_length;
+    a hypothesis is still finished without EOS at its maximum length.
+    """
+    if min_length <= 0:
+        return symbols_to_logits_fn
+
+    def wrapped(ids, step, cache):
+        logits, new_cache = symbols_to_logits_fn(ids, step, cache)  # [rows, vocab]
+        is_eos = tf.equal(tf.range(tf.shape(logits)[-1]), eos_id)  # [vocab]
+        forbid = is_eos & (step < min_length)
+        return tf.where(forbid, tf.constant(NEG_INF, logits.dtype), logits), new_cache
+
+    return wrapped
+
+
+def top_k_by_chunks(x: tf.Tensor, k: int, chunk: int = 128) -> Tuple[tf.Tensor, tf.Tensor]:
+    """`tf.math.top_k(x, k)` over the last axis of x [rows, V], for k << V, about
+    5x faster on CPUs (measured: [256, 32000], k=8: 1.7 ms against 9.0 ms).
+
+    Written by hand because TensorFlow's CPU TopK kernel scans every element
+    with a heap; here a vectorised max over chunks of `chunk` columns picks the
+    k chunks with the largest maxima (every one of the k largest values lies in
+    one of them), and the exact top k is taken among those k * chunk values.
+    Values are exact; among exactly equal values the chosen indices may differ
+    from `tf.math.top_k`'s. Small vocabularies use `tf.math.top_k` directly.
+
+    Returns:
+      values [rows, k] (descending), indices int32 [rows, k].
+    """
+    vocab = x.shape[-1]
+    if vocab is None or vocab < 2 * k * chunk:
+        return tf.math.top_k(x, k=k)
+    pad = -vocab % chunk
+    if pad:
+        x = tf.pad(x, [[0, 0], [0, pad]], constant_values=x.dtype.min)
+    chunks = tf.reshape(x, [tf.shape(x)[0], -1, chunk])  # [rows, V / chunk, chunk]
+    _, best_chunks = tf.math.top_k(tf.reduce_max(chunks, axis=-1), k=k)  # [rows, k]
+    candidates = tf.gather(chunks, best_chunks, batch_dims=1)  # [rows, k, chunk]
+    values, positions = tf.math.top_k(tf.reshape(candidates, [tf.shape(x)[0], k * chunk]), k=k)
+    indices = tf.gather(best_chunks, positions // chunk, batch_dims=1) * chunk + positions % chunk
+    return values, indices

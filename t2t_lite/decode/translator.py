@@ -8,12 +8,14 @@ compiled `tf.function`; Python only batches sentences and turns bytes into str.
 """
 
 import dataclasses
-from typing import List, Sequence, Tuple
+import functools
+from typing import List, Optional, Sequence, Tuple
 
 import tensorflow as tf
 
 from t2t_lite.decode.beam_search import beam_search
 from t2t_lite.decode.sampling import sample
+from t2t_lite.decode.search_common import forbid_eos_before
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import parse_overrides
 
@@ -25,6 +27,7 @@ class DecodeParams:
     beam_size: int = 4
     alpha: float = 0.6
     extra_length: int = 50            # max output length = input length + extra_length
+    min_length: int = 0               # no EOS before this many output tokens (fairseq --min-len)
     length_penalty: str = "gnmt"      # or "fairseq"
     max_input_length: int = 0         # longer inputs are truncated; 0: the model's max_length
     batch_size: int = 32              # sentences per batch (t2t-decoder)
@@ -45,8 +48,8 @@ class DecodeParams:
             raise T2TError(f"batch_size must be >= 1, got {self.batch_size}.")
         if self.sampling_temperature < 0 or self.top_k < 0:
             raise T2TError("sampling_temperature and top_k must be >= 0.")
-        if self.alpha < 0 or self.extra_length < 0:
-            raise T2TError("alpha and extra_length must be >= 0.")
+        if self.alpha < 0 or self.extra_length < 0 or self.min_length < 0:
+            raise T2TError("alpha, extra_length and min_length must be >= 0.")
         if self.length_penalty not in ("gnmt", "fairseq"):
             raise T2TError(f"length_penalty must be 'gnmt' or 'fairseq', "
                            f"got {self.length_penalty!r}.")
@@ -55,14 +58,24 @@ class DecodeParams:
 class Translator(tf.Module):
     """Model + vocabulary + search parameters -> a compiled translation function."""
 
-    def __init__(self, model, vocab, params: DecodeParams = DecodeParams()):
+    def __init__(self, model, vocab, params: DecodeParams = DecodeParams(),
+                 jit_compile: bool = False, growing_cache: Optional[bool] = None):
+        """`growing_cache`: append to the decoder's key/value cache each step
+        instead of preallocating it at the maximum output length (default:
+        growing without XLA, which needs static shapes; preallocated with it)."""
         super().__init__(name="translator")
+        if growing_cache and jit_compile:
+            raise T2TError("A growing cache has dynamic shapes, which XLA cannot compile.")
+        self.growing_cache = (not jit_compile) if growing_cache is None else growing_cache
         self.model = model
         self.vocab = vocab
         self.params = params
         self.max_input_length = params.max_input_length or model.hparams.max_length
-        self._search = tf.function(self.search, input_signature=[
-            tf.TensorSpec([None, None], tf.int32)])
+        self.jit_compile = jit_compile
+        # `search` traced once for any [B, S]; with jit_compile XLA compiles it
+        # again for each new input shape, so `run_search` pads shapes to a few sizes.
+        self.search_compiled = tf.function(self.search, jit_compile=jit_compile,
+                                           input_signature=[tf.TensorSpec([None, None], tf.int32)])
 
     def search(self, inputs: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor]:
         """inputs int32 [B, S] (0-padded, EOS-terminated) -> ids [B, beam, T], scores [B, beam]."""
@@ -70,17 +83,44 @@ class Translator(tf.Module):
         memory, memory_bias = self.model.encode(inputs)
         input_lengths = tf.reduce_sum(tf.cast(tf.not_equal(inputs, 0), tf.int32), axis=1)
         max_lengths = input_lengths + p.extra_length  # [B]
+        # Inputs are padded to their longest row, so S + extra_length is the
+        # longest output; it depends on shapes only, so XLA sees it as static.
+        buffer_length = tf.shape(inputs)[1] + p.extra_length
         if self.model.hparams.pos == "emb":  # learned positions stop at max_length
             max_lengths = tf.minimum(max_lengths, self.model.hparams.max_length)
-        cache = self.model.init_cache(memory, memory_bias, tf.reduce_max(max_lengths))
+            buffer_length = tf.minimum(buffer_length, self.model.hparams.max_length)
+        if self.growing_cache:
+            cache = self.model.init_cache(memory, memory_bias, None)
+            step_fn = functools.partial(self.model.decode_step, growing=True)
+        else:
+            cache = self.model.init_cache(memory, memory_bias, buffer_length)
+            step_fn = self.model.decode_step
+        step_fn = forbid_eos_before(step_fn, p.min_length, eos_id=1)
         if p.sampling_temperature > 0:  # one sample per input, scored by its log prob
-            ids, log_probs = sample(self.model.decode_step, tf.zeros_like(input_lengths),
+            ids, log_probs = sample(step_fn, tf.zeros_like(input_lengths),
                                     max_lengths, temperature=p.sampling_temperature,
-                                    top_k=p.top_k, seed=(p.sampling_seed, 0), cache=cache)
+                                    top_k=p.top_k, seed=(p.sampling_seed, 0), cache=cache,
+                                    buffer_length=buffer_length)
             return ids[:, tf.newaxis], log_probs[:, tf.newaxis]
-        return beam_search(self.model.decode_step, tf.zeros_like(input_lengths), p.beam_size,
+        return beam_search(step_fn, tf.zeros_like(input_lengths), p.beam_size,
                            max_lengths, self.model.vocab_size, p.alpha, eos_id=1, cache=cache,
-                           length_penalty=p.length_penalty)
+                           length_penalty=p.length_penalty, buffer_length=buffer_length)
+
+    def run_search(self, inputs: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor]:
+        """`search_compiled` on int [B, S] inputs -> ids [B, beam, T], scores [B, beam].
+
+        Under XLA every new input shape is a new compilation: inputs are padded
+        to a multiple of 8 tokens and to `batch_size` rows (empty rows), and
+        the padding rows are dropped from the result.
+        """
+        inputs = tf.cast(inputs, tf.int32)
+        rows = int(inputs.shape[0])
+        if self.jit_compile:
+            length = int(inputs.shape[1])
+            inputs = tf.pad(inputs, [[0, max(self.params.batch_size - rows, 0)],
+                                     [0, -length % 8]])
+        ids, scores = self.search_compiled(inputs)
+        return ids[:rows], scores[:rows]
 
     def encode(self, texts: Sequence[str]) -> tf.Tensor:
         """Strings -> int32 [B, S] ids, EOS-terminated, truncated to max_input_length."""
@@ -102,12 +142,12 @@ class Translator(tf.Module):
 
     def translate_ids(self, inputs: tf.Tensor) -> List[str]:
         """Best translation of each row of `inputs` (int32 [B, S])."""
-        ids, _ = self._search(tf.cast(inputs, tf.int32))
+        ids, _ = self.run_search(inputs)
         return self.detokenize(ids[:, 0])
 
     def nbest_ids(self, inputs: tf.Tensor) -> Tuple[List[List[str]], List[List[float]]]:
         """All beams of each row, best first, with their scores."""
-        ids, scores = self._search(tf.cast(inputs, tf.int32))
+        ids, scores = self.run_search(inputs)
         beams = ids.shape[1]
         texts = self.detokenize(tf.reshape(ids, [-1, tf.shape(ids)[2]]))
         return ([texts[i * beams:(i + 1) * beams] for i in range(len(texts) // beams)],

@@ -146,7 +146,7 @@ class MultiHeadAttention(keras.layers.Layer):
             k, v = self.memory_kv(memory)
         return self._attend(q, k, v, bias, training)
 
-    def step(self, query, cache, index=None, bias=None):
+    def step(self, query, cache, index=None, bias=None, append=False):
         """Attention for one new decoder position, using and updating `cache`.
 
         Args:
@@ -156,12 +156,18 @@ class MultiHeadAttention(keras.layers.Layer):
             memory's precomputed {"k", "v"} from `memory_kv`.
           index: int32 scalar, the new position (self-attention only).
           bias: additive mask broadcastable to [B, H, 1, L or S].
+          append: self-attention with a growing cache: concatenate the new
+            position's keys and values instead of writing them at `index`.
         Returns:
           ([B, 1, D], the updated cache).
         """
         if self.self_attention:
             q, k, v = self._split_qkv(query)
-            cache = {"k": write_at(cache["k"], k, index), "v": write_at(cache["v"], v, index)}
+            if append:
+                cache = {"k": tf.concat([cache["k"], k], axis=2),
+                         "v": tf.concat([cache["v"], v], axis=2)}
+            else:
+                cache = {"k": write_at(cache["k"], k, index), "v": write_at(cache["v"], v, index)}
         else:
             q = self._split_heads(self._project(query, self.q_kernel), self.key_channels)
         return self._attend(q, cache["k"], cache["v"], bias, training=False), cache

@@ -96,10 +96,11 @@ class DecoderLayer(keras.layers.Layer):
         r = self.feed_forward_residual
         return r.after(x, self.feed_forward(r.before(x), training=training), training)
 
-    def step(self, x, self_cache, cross_kv, self_bias, memory_bias, index):
+    def step(self, x, self_cache, cross_kv, self_bias, memory_bias, index, growing=False):
         """One position: x [B, 1, D] -> ([B, 1, D], updated self_cache)."""
         r = self.self_attention_residual
-        y, self_cache = self.self_attention.step(r.before(x), self_cache, index, self_bias)
+        y, self_cache = self.self_attention.step(r.before(x), self_cache, index, self_bias,
+                                                 append=growing)
         x = r.after(x, y)
         r = self.cross_attention_residual
         y, _ = self.cross_attention.step(r.before(x), cross_kv, bias=memory_bias)
@@ -193,9 +194,15 @@ class Transformer(keras.Model):
 
     # -- Incremental decoding -------------------------------------------------
 
-    def init_cache(self, memory, memory_bias, max_length):
-        """Preallocates the decoding cache for outputs of up to `max_length` tokens."""
+    def init_cache(self, memory, memory_bias, max_length=None):
+        """The decoding cache: preallocated for outputs of up to `max_length` tokens
+        (static shapes, as XLA needs), or with `max_length=None` empty and grown by
+        one position per step (`decode_step(..., growing=True)`): each step then
+        attends to and reorders only the positions decoded so far.
+        """
         hp = self.hparams
+        if max_length is None:
+            max_length = 0
         batch = tf.shape(memory)[0]
         heads = hp.num_heads
         cache = {"static": {"bias": memory_bias}}
@@ -208,13 +215,14 @@ class Transformer(keras.Model):
             }
         return cache
 
-    def decode_step(self, ids, index, cache):
+    def decode_step(self, ids, index, cache, growing=False):
         """Next-token logits for position `index`.
 
         Args:
           ids: int [B], the decoder input at `index` (0 = start at index 0).
           index: int32 scalar.
           cache: from `init_cache`, holding positions < index.
+          growing: the cache was made with `max_length=None` (appended to).
         Returns:
           (logits float32 [B, V], updated cache).
         """
@@ -222,12 +230,16 @@ class Transformer(keras.Model):
         x = self.target_embedding(ids[:, None])  # [B, 1, D]
         x = x + self.positions.encodings(index[None])[None]
         static = cache["static"]
-        length = tf.shape(cache["layer_0"]["k"])[2]
-        self_bias = tf.where(tf.range(length) <= index, 0.0, -1e9)[None, None, None, :]
+        if growing:  # the cache holds exactly the positions <= index after the append
+            self_bias = None
+        else:
+            length = tf.shape(cache["layer_0"]["k"])[2]
+            self_bias = tf.where(tf.range(length) <= index, 0.0, -1e9)[None, None, None, :]
         new_cache = {"static": static}
         for i, layer in enumerate(self.decoder_layers):
             x, new_cache[f"layer_{i}"] = layer.step(
-                x, cache[f"layer_{i}"], static[f"layer_{i}"], self_bias, static["bias"], index)
+                x, cache[f"layer_{i}"], static[f"layer_{i}"], self_bias, static["bias"], index,
+                growing)
         return self._logits(x)[:, 0, :], new_cache
 
 

@@ -45,11 +45,20 @@ class TrainOptions:
     eval_bleu_sentences: int = 100       # dev sentences greedily decoded for BLEU; 0: none
     save_checkpoints_steps: int = 1000   # 0: not by steps
     save_checkpoints_secs: int = 600     # the paper: every 10 minutes; 0: not by time
-    keep_checkpoint_max: int = 20
+    keep_checkpoint_max: int = 20        # 0: keep every checkpoint
     log_every: int = 100
     random_seed: int = 1
     jit_compile: bool = False
     early_stopping_patience: int = 0     # evaluations without a better dev loss; 0: never
+    max_train_minutes: float = 0         # wall-clock limit of this run (fairseq's
+                                         # --stop-time-hours); 0: none
+
+    def __post_init__(self):
+        negative = [f.name for f in dataclasses.fields(self)
+                    if isinstance(getattr(self, f.name), (int, float))
+                    and not isinstance(getattr(self, f.name), bool) and getattr(self, f.name) < 0]
+        if negative:
+            raise T2TError(f"Training options must not be negative: {', '.join(negative)}.")
 
 
 @dataclasses.dataclass
@@ -152,7 +161,7 @@ class Trainer:
         directory = output_dir if self.chief else os.path.join(
             output_dir, f"tmp_worker_{self.strategy.cluster_resolver.task_id}")
         self.manager = tf.train.CheckpointManager(self.checkpoint, directory,
-                                                  max_to_keep=options.keep_checkpoint_max)
+                                                  max_to_keep=options.keep_checkpoint_max or None)
         self._train_step = self._make_train_step()
         self.evaluator = evaluation.Evaluator(self.model, hparams, data_dir, problem_name,
                                               translator_factory, metric)
@@ -227,7 +236,11 @@ class Trainer:
         self.manager.save(checkpoint_number=self.step)
 
     def train(self) -> TrainResult:
-        """Trains until `train_steps`, a signal, a NaN loss or early stopping."""
+        """Trains until `train_steps`, a signal, a NaN loss, early stopping or the time limit.
+
+        The time limit (`max_train_minutes`) counts from the start of this
+        call, so a resumed run gets the full limit again.
+        """
         restored = self.manager.restore_or_initialize()
         if restored:
             print(f"Resumed from {restored} at step {self.step}.", flush=True)
@@ -253,7 +266,7 @@ class Trainer:
                 raise T2TError(f"Loss became {loss} at step {step}; stopping without saving. "
                                f"Last good checkpoint: {latest}. Try a lower learning_rate "
                                "or clip_grad_norm.")
-            if step % opts.log_every == 0 or step == self.train_steps:
+            if (opts.log_every and step % opts.log_every == 0) or step == self.train_steps:
                 now = time.time()
                 rate = window_tokens / max(now - window_time, 1e-9)
                 lr = float(self.optimizer.learning_rate)
@@ -288,6 +301,10 @@ class Trainer:
                         print(f"Early stopping at step {step}: dev loss has not improved in "
                               f"{bad_evals} evaluations.", flush=True)
                         break
+            if opts.max_train_minutes and time.time() - start_time >= 60 * opts.max_train_minutes:
+                print(f"Time limit of {opts.max_train_minutes:g} minutes reached at step {step}.",
+                      flush=True)
+                break
         self._save()
         metrics = self.evaluate()
         return TrainResult(self.step, loss, False, metrics)
