@@ -26,7 +26,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--decode_hparams", default="",
                    help="beam_size, alpha, extra_length, min_length, length_penalty, batch_size, "
                         "max_input_length, return_beams, write_beam_scores, "
-                        "sampling_temperature, top_k, sampling_seed")
+                        "sampling_temperature, top_k, sampling_seed, tree_constraint "
+                        "(parsing: only well-formed trees; on by default for parsing problems)")
     p.add_argument("--decode_from_file", help="one source sentence per line (default: stdin)")
     p.add_argument("--decode_to_file", help="one translation per line (default: stdout)")
     p.add_argument("--decode_reference",
@@ -58,8 +59,7 @@ def run(args: argparse.Namespace) -> int:
     model, vocab, _, problem_info = load_model(model_dir, args.checkpoint_path,
                                                args.checkpoint_average, args.precision)
     problem = registry.problem(problem_info["problem"])
-    defaults = DecodeParams(beam_size=problem.beam_size, alpha=problem.alpha,
-                            extra_length=problem.extra_length)
+    defaults = DecodeParams.for_problem(problem)
     translator = Translator(model, vocab, defaults.parse(args.decode_hparams),
                             jit_compile=args.jit_compile)
 

@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         random_seed=args.random_seed, jit_compile=args.jit_compile,
         early_stopping_patience=args.early_stopping_patience,
         max_train_minutes=args.max_train_minutes)
-    greedy = DecodeParams(beam_size=1, alpha=problem.alpha, extra_length=problem.extra_length)
+    greedy = DecodeParams.for_problem(problem, beam_size=1)
     trainer = Trainer(hparams, problem.name, args.data_dir, args.output_dir, vocab.vocab_size,
                       options, strategy=strategy,
                       translator_factory=lambda model: Translator(model, vocab, greedy),

@@ -5,7 +5,8 @@ import random
 import pytest
 
 from t2t_lite.errors import T2TError
-from t2t_lite.parsing.linearize import delinearize, linearize
+from t2t_lite.parsing import evalb
+from t2t_lite.parsing.linearize import align_slots, delinearize, linearize
 from t2t_lite.parsing.trees import Tree, parse_tree, parse_trees
 
 HAAG = "(TOP (S (NP (NNP Ms.) (NNP Haag)) (VP (VBZ plays) (NP (NNP Elianti))) (. .)))"
@@ -88,6 +89,38 @@ def test_repair_rule(target, expected):
     tree = delinearize(target, WORDS)
     assert str(tree) == expected
     _well_formed(tree, WORDS)
+
+
+@pytest.mark.parametrize("slots, words, expected", [
+    # agreeing slots fill the words in order
+    (["NNP", "NNP", "VBZ", "NNP", "."], WORDS, [0, 1, 2, 3, 4]),
+    # one slot missing before the full stop: the last word before the anchor goes without one
+    (["NNP", "VBZ", "NNP", "."], WORDS, [0, 1, 2, 4]),
+    # one slot too many: the slot just before the anchor is left out
+    (["NNP", "NNP", "NNP", "VBZ", "NNP", "."], WORDS, [0, 1, 2, 3, None, 4]),
+    # a comma slot one word late: leaving out a word (1) and a slot (1) beats two forced
+    # matches (3); of the two alignments of cost 2, the earlier slot keeps a word
+    (["DT", "NN", ",", "NN"], ["a", ",", "b", "c"], [0, 2, None, 3]),
+    # a forced match (1.5) beats leaving out a slot and a word (2); "'" may be either
+    (["NN", ",", "NN", "POS"], ["x", "y", "z", "'"], [0, 1, 2, 3]),
+    ([",", "DT"], [], [None, None]),
+    ([], ["a", "."], []),
+])
+def test_align_slots_by_hand(slots, words, expected):
+    assert align_slots(slots, words) == expected
+
+
+def test_a_dropped_slot_no_longer_shifts_words_past_the_full_stop():
+    target = "(S (NP NNP ) (VP VBZ (NP NNP ) ) . )"  # the model forgot one NNP
+    tree = delinearize(target, WORDS)
+    assert str(tree) == "(TOP (S (NP (NNP Ms.)) (VP (VBZ Haag) (NP (NNP plays))) (XX Elianti) (. .)))"
+    _well_formed(tree, WORDS)
+    # Filling slots in order would tag Elianti "." and leave "." without a slot: EVALB
+    # rejects that sentence (length mismatch); the aligned tree is scored instead.
+    result = evalb.score_sentence(HAAG, str(tree))
+    assert result.status == evalb.OK
+    # S matches; NP, VP and the inner NP are one word off: 1 of 4 brackets.
+    assert (result.gold_brackets, result.test_brackets, result.matched) == (4, 4, 1)
 
 
 def test_repair_of_deep_nesting_and_no_words():

@@ -4,8 +4,10 @@ The sample tests skip when ../shared/data is absent (the `shared_data` fixture).
 """
 
 import os
+import re
 import shutil
 
+import numpy as np
 import pytest
 
 from t2t_lite import registry
@@ -112,6 +114,16 @@ def test_datagen_on_a_slice_writes_shards_words_and_gold_trees(sample, small_dat
     assert (data / "parsing_wsj-test.words").read_text().splitlines() == [
         " ".join(trees.parse_tree(line).leaves()) for line in gold]
     assert not (data / "parsing_wsj-train.trees").exists()
+    # Every target token of the train trees is one piece (target_tokens_whole), so a
+    # target has exactly one id per token (plus EOS): `(S`, `DT`, `)` are never split.
+    from t2t_lite.data.vocab import SubwordVocab
+    vocab = SubwordVocab.from_file(str(data / meta["vocab_file"]))
+    problem = registry.problem("parsing_wsj")
+    for _, target in problem.raw_pairs("train", str(base / "raw")):
+        ids = vocab.encode_texts([target])[0]
+        assert len(ids) == len(target.split()) + 1
+        assert vocab.decode_ids([ids]) == [target]
+    assert any("whole target tokens" in line for line in log)
 
 
 WORDS = ["The dog barked .", "Stocks fell sharply"]
@@ -143,6 +155,14 @@ def test_evalb_of_repaired_outputs_hand_computed(tmp_path):
     assert round(result.f1, 2) == 71.43 and result.all.complete_match == 50.0
     assert result.all.tagging_accuracy == 100.0
     assert "Bracketing FMeasure       =  71.43" in text and "-- len<=40 --" in text
+    assert text.splitlines()[0] == "EVALB (COLLINS.prm): bracketing F1 71.43 (len<=40: 71.43)"
+    # A sentence EVALB rejects (here "barked" under a comma tag, which deletes it) is left out
+    # of F1, and the title line says so.
+    rejected = ["(TOP (S (NP (DT The) (NN dog)) (VP (, barked)) (. .)))", GOLD[1]]
+    result, text = outputs.evalb_report(rejected, gold_path)
+    assert result.all.error_sentences == 1 and result.f1 == 100.0
+    assert text.splitlines()[0] == ("EVALB (COLLINS.prm): bracketing F1 100.00 (len<=40: 100.00) "
+                                    "over 1 of 2 sentences (1 error, 0 skipped)")
     # Raw treebank text (function tags, a trace) is cleaned before scoring.
     raw = tmp_path / "gold.mrg"
     raw.write_text("( (S (NP-SBJ (DT The) (NN dog)) (VP (VBD barked) (NP (-NONE- *T*-1))) (. .)))\n"
@@ -190,3 +210,27 @@ def test_train_and_decode_end_to_end_prints_evalb(small_data, tmp_path, capfd):
         assert err.count(name) == 2, name  # -- All -- and -- len<=40 --
     assert "BLEU" not in err
     assert os.path.getsize(tmp_path / "out") > 0
+
+    # The search writes only well-formed trees: balanced brackets, one slot per
+    # word, punctuation tags exactly on the punctuation words (3 training steps
+    # leave the model far from writing them by itself).
+    from t2t_lite.decode.checkpoints import load_model
+    from t2t_lite.decode.translator import DecodeParams, Translator
+    from t2t_lite.parsing.linearize import (AMBIGUOUS_PUNCTUATION_PATTERN,
+                                            DELETED_PUNCTUATION_TAGS, PUNCTUATION_TAGS)
+    trained, vocab, _, _ = load_model(str(model), None, 1, "float32")
+    params = DecodeParams.for_problem(registry.problem("parsing_wsj"), beam_size=2)
+    assert params.tree_constraint
+    for line, target in zip(words, Translator(trained, vocab, params).translate(words)):
+        tokens = target.split()
+        depths = np.cumsum([t.startswith("(") - (t == ")") for t in tokens])
+        slots = [t for t in tokens if not t.startswith("(") and t != ")"]
+        assert depths[-1] == 0 and depths[:-1].min() >= 1, target
+        assert len(slots) == len(line.split()), target
+        for word, tag in zip(line.split(), slots):
+            if PUNCTUATION_TAGS.get(word) in DELETED_PUNCTUATION_TAGS:
+                assert tag in DELETED_PUNCTUATION_TAGS, (word, target)
+            elif not re.fullmatch(AMBIGUOUS_PUNCTUATION_PATTERN, word):
+                assert tag not in DELETED_PUNCTUATION_TAGS, (word, target)
+    with pytest.raises(T2TError, match="XLA"):
+        Translator(trained, vocab, params, jit_compile=True)

@@ -53,6 +53,18 @@ def test_decode_stops_at_eos_and_drops_pad(small_vocab):
     assert small_vocab.decode_ids(ids.numpy().tolist()) == ["the cat mat"]  # "mat" starts with the word marker
 
 
+def test_whole_words_are_one_piece_at_word_starts():
+    vocab = SubwordVocab(vocab_lib.train_sentencepiece(SMALL_TEXT, 320, whole_words=["(NP", "NNP"]))
+    # Without the option "(NP" is spelled from bytes / smaller pieces; with it, one piece each.
+    assert vocab.pieces(vocab.encode_texts(["(NP NNP )"])[0][:-1])[:2] == ["\u2581(NP", "\u2581NNP"]
+    # Inside a word a symbol is not matched; at a word start it is (greedily); text round-trips.
+    for text in ["x(NP", "NNPS (NP"]:
+        ids = vocab.encode_texts([text])[0]
+        assert vocab.decode_ids([ids]) == [text]
+    assert "\u2581NNP" in vocab.pieces(vocab.encode_texts(["NNPS"])[0])
+    assert "\u2581(NP" not in vocab.pieces(vocab.encode_texts(["x(NP"])[0])
+
+
 def test_unseen_characters_round_trip_through_bytes(small_vocab):
     text = "✓ 東京 €5 Ünïcödé\t"
     ids = small_vocab.encode_texts([text])[0]

@@ -93,8 +93,8 @@ def _remove_leftovers(data_dir: str, problem_name: str, log: Callable[[str], Non
         log(f"  removed {len(stale)} incomplete file(s) left by an interrupted run")
 
 
-def _sample_sentences(pairs: Iterable[Pair], max_pairs: int) -> List[str]:
-    """Reservoir-samples at most `max_pairs` train pairs (seeded); returns their sentences."""
+def _sample_pairs(pairs: Iterable[Pair], max_pairs: int) -> List[Pair]:
+    """Reservoir-samples at most `max_pairs` train pairs (seeded)."""
     rng = random.Random(_SAMPLE_SEED)
     sample: List[Pair] = []
     for seen, pair in enumerate(pairs):
@@ -104,7 +104,7 @@ def _sample_sentences(pairs: Iterable[Pair], max_pairs: int) -> List[str]:
             j = rng.randint(0, seen)
             if j < max_pairs:
                 sample[j] = pair
-    return [s for pair in sample for s in pair if s.strip()]
+    return sample
 
 
 def build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
@@ -116,12 +116,15 @@ def build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
         log(f"  vocabulary: reusing {os.path.basename(path)} ({vocab.vocab_size} pieces)")
         return vocab
     start = time.time()
-    sentences = _sample_sentences(problem.raw_pairs("train", tmp_dir), problem.vocab_sample_pairs)
+    pairs = _sample_pairs(problem.raw_pairs("train", tmp_dir), problem.vocab_sample_pairs)
+    sentences = [s for pair in pairs for s in pair if s.strip()]
     if not sentences:
         raise T2TError(f"{problem.name}: the train split is empty; cannot learn a vocabulary.")
+    whole_words = {w for _, target in pairs for w in target.split()} if problem.target_tokens_whole else ()
     # An upper bound: a small corpus (e.g. the treebank sample for a 16K-piece
     # problem) gets all the pieces SentencePiece can learn, with a note.
-    proto = train_sentencepiece(sentences, problem.vocab_size, hard_limit=False)
+    proto = train_sentencepiece(sentences, problem.vocab_size, hard_limit=False,
+                                whole_words=sorted(whole_words))
     vocab = SubwordVocab(proto)
     if vocab.vocab_size < problem.vocab_size:
         log(f"  note: the train text supports only {vocab.vocab_size} of the "
@@ -129,8 +132,9 @@ def build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
     table = "".join(f"{piece}\t{i}\n" for i, piece in enumerate(vocab.pieces(range(vocab.vocab_size))))
     _write_atomically(os.path.splitext(path)[0] + ".vocab", table.encode("utf-8"))
     _write_atomically(path, proto)  # last: its presence means the vocabulary is complete
-    log(f"  vocabulary: learned {os.path.basename(path)} ({vocab.vocab_size} pieces) from "
-        f"{len(sentences):,} sentences in {time.time() - start:.1f} s")
+    log(f"  vocabulary: learned {os.path.basename(path)} ({vocab.vocab_size} pieces"
+        + (f", {len(whole_words)} of them whole target tokens" if whole_words else "")
+        + f") from {len(sentences):,} sentences in {time.time() - start:.1f} s")
     return vocab
 
 

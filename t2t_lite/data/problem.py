@@ -56,6 +56,11 @@ class Problem:
     vocab_size: int = 8000          # pieces, including PAD/EOS/UNK and the 256 byte pieces
     vocab_shared: bool = True
     vocab_sample_pairs: int = 500_000  # at most this many train pairs train the vocabulary
+    # True: every distinct whitespace-separated token of the sampled train
+    # targets becomes one piece (for closed target languages such as
+    # linearized trees, whose `(NP` / `NNP` / `)` tokens the shared
+    # vocabulary would otherwise split by the source's statistics).
+    target_tokens_whole: bool = False
 
     num_train_shards: int = 4       # dev and test are always written as one shard each
     metric: str = "bleu"
@@ -64,6 +69,9 @@ class Problem:
     beam_size: int = 4
     alpha: float = 0.6
     extra_length: int = 50
+    # True: outputs are linearized trees; the search writes only well-formed
+    # ones (`t2t_lite.decode.tree_constraint`; needs `target_tokens_whole`).
+    tree_constraint: bool = False
 
     def raw_pairs(self, split: str, tmp_dir: Optional[str]) -> Iterator[Pair]:
         """Yields the (source, target) strings of `split` ("train", "dev" or "test").

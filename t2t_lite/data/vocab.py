@@ -28,9 +28,10 @@ Files: `vocab_path(data_dir, problem)` is `{data_dir}/{problem}.sp{size}.model`
 
 import io
 import os
-from typing import Iterable, List, Sequence, Union
+from typing import Iterable, List, Optional, Sequence, Union
 
 import sentencepiece as spm
+from sentencepiece import sentencepiece_model_pb2 as sp_model_pb2
 import tensorflow as tf
 import tensorflow_text as tf_text
 
@@ -39,6 +40,7 @@ from t2t_lite.errors import T2TError
 PAD_ID = 0
 EOS_ID = 1
 UNK_ID = 2
+WORD_START = "\u2581"  # SentencePiece's word-boundary mark, "▁"
 
 # SentencePiece's result depends on its thread count; fixing it makes the
 # vocabulary the same on every machine for the same training text.
@@ -59,7 +61,7 @@ def vocab_path(data_dir: str, problem) -> str:
 
 
 def train_sentencepiece(sentences: Iterable[str], vocab_size: int,
-                        hard_limit: bool = True) -> bytes:
+                        hard_limit: bool = True, whole_words: Sequence[str] = ()) -> bytes:
     """Learns a unigram SentencePiece model with exact round trip; returns its proto bytes.
 
     Args:
@@ -68,6 +70,11 @@ def train_sentencepiece(sentences: Iterable[str], vocab_size: int,
       hard_limit: if False, `vocab_size` is an upper bound: text too small for
         it gives as many pieces as SentencePiece can learn instead of an error
         (text large enough gives exactly `vocab_size` pieces either way).
+      whole_words: words that must each be one piece where they start a word
+        (SentencePiece user-defined symbols `▁word`), e.g. the bracket and tag
+        tokens of linearized trees. A symbol is matched greedily anywhere a word
+        starts, so an ordinary word beginning with one (`INTERNATIONAL` with
+        `IN`) is split after it; text still round-trips exactly.
 
     Raises:
       T2TError: `hard_limit` and the text is too small for `vocab_size`
@@ -82,7 +89,8 @@ def train_sentencepiece(sentences: Iterable[str], vocab_size: int,
             normalization_rule_name="identity", remove_extra_whitespaces=False,
             character_coverage=1.0, byte_fallback=True,
             pad_id=PAD_ID, eos_id=EOS_ID, unk_id=UNK_ID, bos_id=-1,
-            hard_vocab_limit=hard_limit, num_threads=_TRAINER_THREADS, minloglevel=2)
+            hard_vocab_limit=hard_limit, num_threads=_TRAINER_THREADS, minloglevel=2,
+            user_defined_symbols=[WORD_START + w for w in sorted(set(whole_words))])
     except RuntimeError as e:
         raise T2TError(f"SentencePiece could not learn {vocab_size} pieces from "
                        f"{len(sentences):,} sentences: {e}") from None
@@ -98,6 +106,8 @@ class SubwordVocab(tf.Module):
     Attributes:
       model_proto: the serialized SentencePiece model (bytes).
       vocab_size: number of ids (ids are 0 .. vocab_size - 1).
+      whole_token_ids: ids of the pieces kept whole (`train_sentencepiece`'s
+        `whole_words`), e.g. a parsing problem's tree tokens.
     """
 
     pad_id = PAD_ID
@@ -113,6 +123,10 @@ class SubwordVocab(tf.Module):
                            "(train it with t2t-datagen).")
         self.vocab_size = int(processor.get_piece_size())
         self._pieces = [processor.id_to_piece(i) for i in range(self.vocab_size)]
+        proto = sp_model_pb2.ModelProto.FromString(model_proto)
+        # Whole target tokens (train_sentencepiece's `whole_words`) are user-defined pieces.
+        self.whole_token_ids = [i for i, piece in enumerate(proto.pieces)
+                                if piece.type == sp_model_pb2.ModelProto.SentencePiece.USER_DEFINED]
         self._tokenizer = tf_text.SentencepieceTokenizer(
             model=model_proto, out_type=tf.int32, add_eos=True)
 
@@ -173,6 +187,6 @@ class SubwordVocab(tf.Module):
         ragged = tf.ragged.constant([list(row) for row in ids], dtype=tf.int32)
         return [s.decode("utf-8") for s in self.decode(ragged).numpy()]
 
-    def pieces(self, ids: Sequence[int]) -> List[str]:
-        """The subword strings of `ids`, for inspection."""
-        return [self._pieces[i] for i in ids]
+    def pieces(self, ids: Optional[Sequence[int]] = None) -> List[str]:
+        """The subword strings of `ids` (default: every id, in id order)."""
+        return list(self._pieces) if ids is None else [self._pieces[i] for i in ids]

@@ -15,6 +15,7 @@ import tensorflow as tf
 
 from t2t_lite.decode.beam_search import beam_search
 from t2t_lite.decode.sampling import sample
+from t2t_lite.decode import tree_constraint
 from t2t_lite.decode.search_common import forbid_eos_before
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import parse_overrides
@@ -36,6 +37,16 @@ class DecodeParams:
     sampling_temperature: float = 0.0  # > 0: sample instead of beam search
     top_k: int = 0                    # sampling: only the k most likely tokens; 0: all
     sampling_seed: int = 0
+    tree_constraint: bool = False     # write only well-formed linearized trees (parsing)
+
+    @classmethod
+    def for_problem(cls, problem, **overrides) -> "DecodeParams":
+        """The problem's decoding defaults (beam size, alpha, extra length,
+        tree constraint), with keyword `overrides`."""
+        defaults = dict(beam_size=problem.beam_size, alpha=problem.alpha,
+                        extra_length=problem.extra_length,
+                        tree_constraint=problem.tree_constraint)
+        return cls(**{**defaults, **overrides})
 
     def parse(self, overrides: str) -> "DecodeParams":
         """A copy with "beam_size=4,alpha=0.6"-style overrides (t2t's --decode_hparams)."""
@@ -72,6 +83,13 @@ class Translator(tf.Module):
         self.params = params
         self.max_input_length = params.max_input_length or model.hparams.max_length
         self.jit_compile = jit_compile
+        if params.tree_constraint:
+            if jit_compile:
+                raise T2TError("tree_constraint splits the input into words with "
+                               "SentencePiece ops, which XLA cannot compile; decode "
+                               "without --jit_compile.")
+            self.tree_token_kinds = tree_constraint.token_kinds(vocab.pieces(),
+                                                                vocab.whole_token_ids)
         # `search` traced once for any [B, S]; with jit_compile XLA compiles it
         # again for each new input shape, so `run_search` pads shapes to a few sizes.
         self.search_compiled = tf.function(self.search, jit_compile=jit_compile,
@@ -96,6 +114,10 @@ class Translator(tf.Module):
             cache = self.model.init_cache(memory, memory_bias, buffer_length)
             step_fn = self.model.decode_step
         step_fn = forbid_eos_before(step_fn, p.min_length, eos_id=1)
+        if p.tree_constraint:
+            texts = self.vocab.decode(inputs)  # [B] the input words back
+            cache[tree_constraint.STATE_KEY] = tree_constraint.initial_state(texts)
+            step_fn = tree_constraint.constrain_to_trees(step_fn, self.tree_token_kinds)
         if p.sampling_temperature > 0:  # one sample per input, scored by its log prob
             ids, log_probs = sample(step_fn, tf.zeros_like(input_lengths),
                                     max_lengths, temperature=p.sampling_temperature,

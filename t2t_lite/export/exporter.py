@@ -134,8 +134,7 @@ def _resolve_params(model_dir: str, decode_params: Union[DecodeParams, str, None
     if isinstance(decode_params, DecodeParams):
         return decode_params
     problem = registry.problem(model_dir_lib.read_problem(model_dir)["problem"])
-    defaults = DecodeParams(beam_size=problem.beam_size, alpha=problem.alpha,
-                            extra_length=problem.extra_length)
+    defaults = DecodeParams.for_problem(problem)
     return defaults.parse(decode_params or "")
 
 

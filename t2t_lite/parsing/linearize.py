@@ -28,6 +28,14 @@ applied token by token (tokens are split on whitespace):
 2. Any other token is a word slot: it takes the next input word, tagged with
    the token (or `XX` / `tags[i]` under `pos_tags=False`). Slots beyond the
    last word are dropped (too many slots).
+   With POS tags, slots and words are first aligned where they disagree (see
+   `align_slots`): punctuation words (`,` `.` `:` quotes: the tags EVALB deletes)
+   anchor the alignment, so a slot dropped or added early does not shift
+   every later word under the wrong tag. A slot the alignment leaves without
+   a word is dropped; a word left without a slot is inserted where its
+   neighbours are, in the innermost constituent open at that point, tagged by
+   its punctuation tag or `XX`. Slots keep their predicted tags (the treebank
+   itself has a few words under unusual tags, e.g. `(, Wa)`).
 3. Unknown tokens are dropped: a token with a bracket anywhere but in the
    positions above (`(`, `NP)`, `((S`), or a special symbol `<...>` such as
    `<unk>`, `<pad>`, `</s>`.
@@ -41,6 +49,7 @@ applied token by token (tokens are split on whitespace):
 
 from __future__ import annotations
 
+import re
 from typing import Optional, Sequence, Union
 
 from t2t_lite.errors import T2TError
@@ -51,9 +60,69 @@ PLACEHOLDER_TAG = "XX"
 # repair rule has to insert without a predicted tag.
 PUNCTUATION_TAGS = {
     ",": ",", ".": ".", "?": ".", "!": ".", ":": ":", ";": ":", "--": ":",
-    "...": ":", "``": "``", "''": "''", "-LRB-": "-LRB-", "-RRB-": "-RRB-",
+    "...": ":", "-": ":", "``": "``", "`": "``", "''": "''", "-LRB-": "-LRB-", "-RRB-": "-RRB-",
     "-LCB-": "-LRB-", "-RCB-": "-RRB-", "$": "$", "#": "#",
 }
+
+
+# The punctuation tags EVALB's COLLINS.prm deletes (with their words): a word
+# and its tag must agree on these, or EVALB rejects the whole sentence.
+DELETED_PUNCTUATION_TAGS = frozenset({",", ".", ":", "``", "''"})
+
+
+# Words that are deleted punctuation under one tag and not under another
+# (`'` is `POS` or `''`): quote characters only, and not in `PUNCTUATION_TAGS`.
+AMBIGUOUS_PUNCTUATION_PATTERN = "['`\"]+"
+
+
+def _punctuation_class(word: str) -> Optional[bool]:
+    """True: the word is deleted punctuation (`,` `.` `;` ...); None: it may be
+    either (`'`, see `AMBIGUOUS_PUNCTUATION_PATTERN`); False: it is not (`%`, `&`, words)."""
+    if PUNCTUATION_TAGS.get(word) in DELETED_PUNCTUATION_TAGS:
+        return True
+    return None if re.fullmatch(AMBIGUOUS_PUNCTUATION_PATTERN, word) else False
+
+
+def align_slots(slot_tags: Sequence[str], words: Sequence[str]) -> list[Optional[int]]:
+    """Aligns predicted word slots to the input words; returns each slot's word index or None.
+
+    A monotonic alignment of least cost: a slot and a word agree when both or
+    neither are deleted punctuation, or the word may be either (cost 0, else
+    1.5 as a forced match);
+    leaving out a slot or a word costs 1. Among alignments of equal cost the
+    earliest slots keep their words (the same as filling slots in order when
+    nothing disagrees). Words with no slot are those missing from the result.
+    """
+    n, m = len(slot_tags), len(words)
+    slot_punct = [t in DELETED_PUNCTUATION_TAGS for t in slot_tags]
+    word_punct = [_punctuation_class(w) for w in words]
+
+    def mismatch(i: int, j: int) -> float:
+        return 0.0 if word_punct[j] is None or word_punct[j] == slot_punct[i] else 1.5
+
+    if n == m and not any(mismatch(i, i) for i in range(n)):
+        return list(range(n))
+    # cost[i][j]: the least cost of aligning slots i.. with words j.. (filled backwards).
+    cost = [[0.0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n, -1, -1):
+        for j in range(m, -1, -1):
+            if i == n or j == m:
+                cost[i][j] = float((n - i) + (m - j))
+                continue
+            match = mismatch(i, j) + cost[i + 1][j + 1]
+            cost[i][j] = min(match, 1.0 + cost[i + 1][j], 1.0 + cost[i][j + 1])
+    result: list[Optional[int]] = []
+    i = j = 0
+    while i < n:
+        if j < m and cost[i][j] == mismatch(i, j) + cost[i + 1][j + 1]:
+            result.append(j)
+            i, j = i + 1, j + 1
+        elif j < m and cost[i][j] == 1.0 + cost[i][j + 1]:
+            j += 1  # word j gets no slot
+        else:
+            result.append(None)  # slot i gets no word
+            i += 1
+    return result
 
 
 def linearize(tree: Tree, pos_tags: bool = True) -> tuple[str, str]:
@@ -132,12 +201,16 @@ def delinearize(
     words = list(words)
     if tags is not None and len(tags) != len(words):
         tags = None
+    tokens = [t for t in target.split() if not _is_unknown(t)]
+    slot_tags = [t for t in tokens if not t.startswith(("(", ")"))]
+    if pos_tags:
+        aligned = iter(align_slots(slot_tags, words))
+    else:
+        aligned = iter(range(len(words)))
     top = Tree(ROOT_LABEL, [])
     stack = [top]
     next_word = 0
-    for token in target.split():
-        if _is_unknown(token):
-            continue
+    for token in tokens:
         if token.startswith("("):
             node = Tree(token[1:], [])
             stack[-1].children.append(node)
@@ -145,24 +218,32 @@ def delinearize(
         elif token.startswith(")"):
             if len(stack) > 1:
                 stack.pop()
-        elif next_word < len(words):
-            if pos_tags:
-                tag = token
+        else:
+            index = next(aligned, None)
+            if index is None:
+                continue  # a slot without a word (too many slots)
+            for skipped in range(next_word, index):  # words the alignment gave no slot
+                stack[-1].children.append(Tree(_fallback_tag(words[skipped]), [words[skipped]]))
+            word = words[index]
+            if not pos_tags:
+                tag = tags[index] if tags is not None else PLACEHOLDER_TAG
             else:
-                tag = tags[next_word] if tags is not None else PLACEHOLDER_TAG
-            stack[-1].children.append(Tree(tag, [words[next_word]]))
-            next_word += 1
+                tag = token
+            stack[-1].children.append(Tree(tag, [word]))
+            next_word = index + 1
     if next_word < len(words):
         last = top.children[-1] if top.children else None
         home = last if isinstance(last, Tree) and not last.is_preterminal() else top
         for i in range(next_word, len(words)):
-            if not pos_tags and tags is not None:
-                tag = tags[i]
-            else:
-                tag = PUNCTUATION_TAGS.get(words[i], PLACEHOLDER_TAG)
+            tag = tags[i] if not pos_tags and tags is not None else _fallback_tag(words[i])
             home.children.append(Tree(tag, [words[i]]))
     _prune_empty(top)
     return top
+
+
+def _fallback_tag(word: str) -> str:
+    """The tag of a word placed without a predicted tag: its punctuation tag, else `XX`."""
+    return PUNCTUATION_TAGS.get(word, PLACEHOLDER_TAG)
 
 
 def _prune_empty(root: Tree) -> None:

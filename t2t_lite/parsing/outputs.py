@@ -99,8 +99,12 @@ def score_trees(test_trees: Sequence[str], gold_trees: Sequence[str],
 
 def summary_text(result: EvalbResult, name: str = "COLLINS.prm") -> str:
     """EVALB's `=== Summary ===` blocks (all sentences and len <= cutoff), with a title line."""
-    lines = [f"EVALB ({name}): bracketing F1 {result.all.fmeasure:.2f} "
-             f"(len<={result.params.cutoff_len}: {result.cut.fmeasure:.2f})",
+    title = (f"EVALB ({name}): bracketing F1 {result.all.fmeasure:.2f} "
+             f"(len<={result.params.cutoff_len}: {result.cut.fmeasure:.2f})")
+    if result.all.valid_sentences < result.all.sentences:  # EVALB leaves these out of F1
+        title += (f" over {result.all.valid_sentences} of {result.all.sentences} sentences "
+                  f"({result.all.error_sentences} error, {result.all.skip_sentences} skipped)")
+    lines = [title,
              "=== Summary ===", "", "-- All --", *result.all.lines(), "",
              f"-- len<={result.params.cutoff_len} --", *result.cut.lines()]
     if result.messages:

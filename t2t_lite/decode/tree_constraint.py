@@ -1,0 +1,156 @@
+"""Constrained decoding for linearized trees: only well-formed outputs.
+
+A parser that writes trees as token sequences (`t2t_lite.parsing.linearize`)
+must emit exactly one word slot per input word and balanced brackets. A small
+model trained on a few thousand trees often does not: it drops or adds a
+slot, and EVALB rejects the sentence. Constraining the search to sequences
+that are well-formed trees (as seq2seq parsers commonly do, e.g. Vinyals et
+al.'s successors) costs a few masked logits per step and removes those
+failures. tensor2tensor and keras-hub have no such search constraint, so it
+is written here, as a wrapper over the same "next-token logits" callback that
+`beam_search` and `sample` take.
+
+Token kinds come from the vocabulary: parsing vocabularies keep every target
+token whole as a SentencePiece user-defined symbol (`Problem.target_tokens_whole`),
+so `▁(NP` opens a constituent, `▁)` closes one and every other whole target
+token (`▁NN`, `▁,`) is a word slot. Any other piece (pieces of source words)
+is never allowed in the output.
+
+The rules, per hypothesis, with `s` slots written, `d` constituents open and
+`n` input words (the detokenized input split on whitespace):
+
+- `(X` only while `s < n`, at depth 0 only as the first token (one root), and
+  at most `MAX_OPEN_RUN` in a row (the treebank's train trees have at most 6;
+  without a bound a model pushed off the punctuation it wanted can open
+  `(NP (NP (NP ...` until it runs out of length);
+- a slot only while `s < n` and `d >= 1`; and if the next word, word `s`, is
+  punctuation that EVALB deletes (`,` `.` `;` `--` `` ` ` ``: `PUNCTUATION_TAGS`)
+  only one of those tags (`DELETED_PUNCTUATION_TAGS`); if it is ambiguous
+  (`'` is `POS` or `''`) any tag; otherwise none of them (EVALB rejects a
+  sentence whose words and tags disagree on what it deletes; the same
+  classes as `align_slots`);
+- `)` only while `d >= 1`, not right after `(X` (no empty constituent), and
+  not closing the root while words are left (`d == 1` and `s < n`);
+- EOS only when `s == n` and `d == 0`.
+
+Some token is always allowed, so no hypothesis dies of the constraint; one
+that reaches the maximum output length unfinished is repaired by `delinearize`.
+"""
+
+from typing import Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from t2t_lite.decode.search_common import NEG_INF
+from t2t_lite.errors import T2TError
+from t2t_lite.parsing.linearize import (AMBIGUOUS_PUNCTUATION_PATTERN, DELETED_PUNCTUATION_TAGS,
+                                        PUNCTUATION_TAGS)
+
+WORD_START = "\u2581"
+# Token kinds; PUNCT_SLOT is a slot whose tag EVALB deletes.
+OTHER, SLOT, PUNCT_SLOT, OPEN, CLOSE, EOS = 0, 1, 2, 3, 4, 5
+# Word classes: the next slot's tag must not / must be a deleted punctuation tag, or either.
+WORD, PUNCTUATION, EITHER = 0, 1, 2
+MAX_OPEN_RUN = 6
+STATE_KEY = "tree_constraint"
+
+
+def token_kinds(pieces: Sequence[str], whole_target_ids: Sequence[int], eos_id: int = 1) -> np.ndarray:
+    """int32 [vocab]: the kind of each id (OTHER, SLOT, PUNCT_SLOT, OPEN, CLOSE or EOS).
+
+    Args:
+      pieces: the vocabulary's piece strings, by id.
+      whole_target_ids: ids of the whole target tokens (user-defined pieces).
+
+    Raises:
+      T2TError: no slot, opening or closing token among `whole_target_ids`
+        (a vocabulary without whole target tokens: re-run t2t-datagen).
+    """
+    kinds = np.full([len(pieces)], OTHER, np.int32)
+    for i in whole_target_ids:
+        token = pieces[i][1:] if pieces[i].startswith(WORD_START) else pieces[i]
+        if token == ")":
+            kinds[i] = CLOSE
+        elif token.startswith("(") and len(token) > 1:
+            kinds[i] = OPEN
+        elif token in DELETED_PUNCTUATION_TAGS:
+            kinds[i] = PUNCT_SLOT
+        elif token and "(" not in token and ")" not in token:
+            kinds[i] = SLOT
+    kinds[eos_id] = EOS
+    if not all((kinds == kind).any() for kind in (SLOT, OPEN, CLOSE)):
+        raise T2TError("tree_constraint needs a vocabulary whose tree tokens ('(NP', ')', tags) "
+                       "are whole pieces; re-run t2t-datagen for this problem, or decode with "
+                       "tree_constraint=False.")
+    return kinds
+
+
+def word_classes(texts: tf.Tensor) -> tf.Tensor:
+    """int32 [B, W + 1]: the class (WORD, PUNCTUATION or EITHER) of each
+    whitespace-separated word of `texts` tf.string [B], then EITHER as padding
+    (so word `n` of a row with `n` words can be looked up)."""
+    words = tf.strings.split(texts)  # [B, (W)]
+    deleted = [w for w, tag in PUNCTUATION_TAGS.items() if tag in DELETED_PUNCTUATION_TAGS]
+    is_punct = tf.reduce_any(tf.equal(words.flat_values[:, tf.newaxis], deleted), axis=1)
+    ambiguous = tf.strings.regex_full_match(words.flat_values, AMBIGUOUS_PUNCTUATION_PATTERN)
+    classes = tf.where(is_punct, PUNCTUATION, tf.where(ambiguous, EITHER, WORD))
+    classes = words.with_flat_values(classes).to_tensor(default_value=EITHER)  # [B, W]
+    return tf.pad(classes, [[0, 0], [0, 1]], constant_values=EITHER)
+
+
+def initial_state(texts: tf.Tensor) -> dict:
+    """The constraint's per-hypothesis state for source `texts` tf.string [B],
+    to put in the search cache under `STATE_KEY` (so beam search reorders it
+    with the beams)."""
+    classes = word_classes(texts)  # [B, W + 1]
+    words = tf.cast(tf.strings.split(texts).row_lengths(), tf.int32)  # [B]
+    zeros = tf.zeros_like(words)
+    return {"words": words, "classes": classes, "slots": zeros, "depth": zeros,
+            "open_run": zeros}
+
+
+def constrain_to_trees(symbols_to_logits_fn, kinds: np.ndarray):
+    """Wraps a logits callback `(ids [rows], step, cache) -> (logits [rows, V], cache)`
+    so that only well-formed trees can be written (rules in the module docstring).
+
+    The cache must hold `initial_state(...)` under `STATE_KEY`; the wrapped
+    callback hands the rest of the cache to `symbols_to_logits_fn`.
+    """
+    kinds = tf.constant(kinds)  # [V]
+    is_kind = {kind: tf.equal(kinds, kind)[tf.newaxis]
+               for kind in (SLOT, PUNCT_SLOT, OPEN, CLOSE, EOS)}  # each [1, V]
+
+    def wrapped(ids, step, cache):
+        state = cache[STATE_KEY]
+        model_cache = {key: value for key, value in cache.items() if key != STATE_KEY}
+        logits, new_cache = symbols_to_logits_fn(ids, step, model_cache)  # [rows, V]
+
+        last = tf.gather(kinds, ids)  # [rows]; the start id 0 is OTHER
+        slots = state["slots"] + tf.cast((last == SLOT) | (last == PUNCT_SLOT), tf.int32)
+        depth = (state["depth"] + tf.cast(tf.equal(last, OPEN), tf.int32)
+                 - tf.cast(tf.equal(last, CLOSE), tf.int32))
+        open_run = tf.where(tf.equal(last, OPEN), state["open_run"] + 1, 0)
+        words, classes = state["words"], state["classes"]
+        next_class = tf.gather(classes, tf.minimum(slots, tf.shape(classes)[1] - 1),
+                               batch_dims=1)  # [rows]
+        words_left = slots < words
+        nothing_yet = tf.equal(slots, 0) & tf.equal(depth, 0)
+        slot_ok = words_left & (depth >= 1)
+        allow = {
+            OPEN: words_left & ((depth >= 1) | nothing_yet) & (open_run < MAX_OPEN_RUN),
+            SLOT: slot_ok & tf.not_equal(next_class, PUNCTUATION),
+            PUNCT_SLOT: slot_ok & tf.not_equal(next_class, WORD),
+            CLOSE: ((depth >= 1) & tf.not_equal(last, OPEN)
+                    & tf.logical_not(tf.equal(depth, 1) & words_left)),
+            EOS: tf.logical_not(words_left) & tf.equal(depth, 0),
+        }
+        allowed = tf.zeros_like(logits, tf.bool)  # [rows, V]
+        for kind, rows_ok in allow.items():
+            allowed |= is_kind[kind] & rows_ok[:, tf.newaxis]
+        logits = tf.where(allowed, logits, tf.constant(NEG_INF, logits.dtype))
+        new_cache[STATE_KEY] = {"words": words, "classes": classes, "slots": slots,
+                                "depth": depth, "open_run": open_run}
+        return logits, new_cache
+
+    return wrapped
