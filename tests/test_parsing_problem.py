@@ -216,21 +216,35 @@ def test_train_and_decode_end_to_end_prints_evalb(small_data, tmp_path, capfd):
     # leave the model far from writing them by itself).
     from t2t_lite.decode.checkpoints import load_model
     from t2t_lite.decode.translator import DecodeParams, Translator
-    from t2t_lite.parsing.linearize import (AMBIGUOUS_PUNCTUATION_PATTERN,
-                                            DELETED_PUNCTUATION_TAGS, PUNCTUATION_TAGS)
     trained, vocab, _, _ = load_model(str(model), None, 1, "float32")
     params = DecodeParams.for_problem(registry.problem("parsing_wsj"), beam_size=2)
     assert params.tree_constraint
     for line, target in zip(words, Translator(trained, vocab, params).translate(words)):
-        tokens = target.split()
-        depths = np.cumsum([t.startswith("(") - (t == ")") for t in tokens])
-        slots = [t for t in tokens if not t.startswith("(") and t != ")"]
-        assert depths[-1] == 0 and depths[:-1].min() >= 1, target
-        assert len(slots) == len(line.split()), target
-        for word, tag in zip(line.split(), slots):
-            if PUNCTUATION_TAGS.get(word) in DELETED_PUNCTUATION_TAGS:
-                assert tag in DELETED_PUNCTUATION_TAGS, (word, target)
-            elif not re.fullmatch(AMBIGUOUS_PUNCTUATION_PATTERN, word):
-                assert tag not in DELETED_PUNCTUATION_TAGS, (word, target)
+        _assert_well_formed_tree(line, target)
     with pytest.raises(T2TError, match="XLA"):
         Translator(trained, vocab, params, jit_compile=True)
+
+    # The same constraint runs inside an exported SavedModel.
+    import tensorflow as tf
+    from t2t_lite.export.exporter import export
+    served = tf.saved_model.load(export(str(model), str(tmp_path / "export"), "beam_size=2"))
+    outputs = served.signatures["serving_default"](inputs=tf.constant(words[:2]))["outputs"]
+    for line, target in zip(words, outputs.numpy()):
+        _assert_well_formed_tree(line, target.decode("utf-8"))
+
+
+def _assert_well_formed_tree(line, target):
+    """`target` is a linearized tree over the words of `line`, with punctuation tags
+    exactly on punctuation words (either way on ambiguous quotes)."""
+    from t2t_lite.parsing.linearize import (AMBIGUOUS_PUNCTUATION_PATTERN,
+                                            DELETED_PUNCTUATION_TAGS, PUNCTUATION_TAGS)
+    tokens = target.split()
+    depths = np.cumsum([t.startswith("(") - (t == ")") for t in tokens])
+    slots = [t for t in tokens if not t.startswith("(") and t != ")"]
+    assert depths[-1] == 0 and depths[:-1].min() >= 1, target
+    assert len(slots) == len(line.split()), target
+    for word, tag in zip(line.split(), slots):
+        if PUNCTUATION_TAGS.get(word) in DELETED_PUNCTUATION_TAGS:
+            assert tag in DELETED_PUNCTUATION_TAGS, (word, target)
+        elif not re.fullmatch(AMBIGUOUS_PUNCTUATION_PATTERN, word):
+            assert tag not in DELETED_PUNCTUATION_TAGS, (word, target)

@@ -120,16 +120,17 @@ def build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
     sentences = [s for pair in pairs for s in pair if s.strip()]
     if not sentences:
         raise T2TError(f"{problem.name}: the train split is empty; cannot learn a vocabulary.")
-    whole_words = {w for _, target in pairs for w in target.split()} if problem.target_tokens_whole else ()
+    whole_words = ({w for _, target in pairs for w in target.split()}
+                   if problem.target_tokens_whole else set())
     # An upper bound: a small corpus (e.g. the treebank sample for a 16K-piece
     # problem) gets all the pieces SentencePiece can learn, with a note.
     proto = train_sentencepiece(sentences, problem.vocab_size, hard_limit=False,
-                                whole_words=sorted(whole_words))
+                                whole_words=whole_words)
     vocab = SubwordVocab(proto)
     if vocab.vocab_size < problem.vocab_size:
         log(f"  note: the train text supports only {vocab.vocab_size} of the "
             f"{problem.vocab_size} pieces {problem.name} asks for; using {vocab.vocab_size}")
-    table = "".join(f"{piece}\t{i}\n" for i, piece in enumerate(vocab.pieces(range(vocab.vocab_size))))
+    table = "".join(f"{piece}\t{i}\n" for i, piece in enumerate(vocab.pieces()))
     _write_atomically(os.path.splitext(path)[0] + ".vocab", table.encode("utf-8"))
     _write_atomically(path, proto)  # last: its presence means the vocabulary is complete
     log(f"  vocabulary: learned {os.path.basename(path)} ({vocab.vocab_size} pieces"

@@ -61,7 +61,7 @@ def vocab_path(data_dir: str, problem) -> str:
 
 
 def train_sentencepiece(sentences: Iterable[str], vocab_size: int,
-                        hard_limit: bool = True, whole_words: Sequence[str] = ()) -> bytes:
+                        hard_limit: bool = True, whole_words: Iterable[str] = ()) -> bytes:
     """Learns a unigram SentencePiece model with exact round trip; returns its proto bytes.
 
     Args:
@@ -122,10 +122,10 @@ class SubwordVocab(tf.Module):
             raise T2TError("The SentencePiece model must use pad=0, eos=1, unk=2 "
                            "(train it with t2t-datagen).")
         self.vocab_size = int(processor.get_piece_size())
-        self._pieces = [processor.id_to_piece(i) for i in range(self.vocab_size)]
-        proto = sp_model_pb2.ModelProto.FromString(model_proto)
+        pieces = sp_model_pb2.ModelProto.FromString(model_proto).pieces
+        self._pieces = [piece.piece for piece in pieces]
         # Whole target tokens (train_sentencepiece's `whole_words`) are user-defined pieces.
-        self.whole_token_ids = [i for i, piece in enumerate(proto.pieces)
+        self.whole_token_ids = [i for i, piece in enumerate(pieces)
                                 if piece.type == sp_model_pb2.ModelProto.SentencePiece.USER_DEFINED]
         self._tokenizer = tf_text.SentencepieceTokenizer(
             model=model_proto, out_type=tf.int32, add_eos=True)

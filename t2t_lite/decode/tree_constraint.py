@@ -42,13 +42,14 @@ from typing import Sequence
 import numpy as np
 import tensorflow as tf
 
+from t2t_lite.data.vocab import WORD_START
 from t2t_lite.decode.search_common import NEG_INF
 from t2t_lite.errors import T2TError
 from t2t_lite.parsing.linearize import (AMBIGUOUS_PUNCTUATION_PATTERN, DELETED_PUNCTUATION_TAGS,
-                                        PUNCTUATION_TAGS)
+                                        DELETED_PUNCTUATION_WORDS)
 
-WORD_START = "\u2581"
-# Token kinds; PUNCT_SLOT is a slot whose tag EVALB deletes.
+# Token kinds (indices into the per-row table of allowed kinds); PUNCT_SLOT is
+# a slot whose tag EVALB deletes.
 OTHER, SLOT, PUNCT_SLOT, OPEN, CLOSE, EOS = 0, 1, 2, 3, 4, 5
 # Word classes: the next slot's tag must not / must be a deleted punctuation tag, or either.
 WORD, PUNCTUATION, EITHER = 0, 1, 2
@@ -90,10 +91,15 @@ def word_classes(texts: tf.Tensor) -> tf.Tensor:
     """int32 [B, W + 1]: the class (WORD, PUNCTUATION or EITHER) of each
     whitespace-separated word of `texts` tf.string [B], then EITHER as padding
     (so word `n` of a row with `n` words can be looked up)."""
-    words = tf.strings.split(texts)  # [B, (W)]
-    deleted = [w for w, tag in PUNCTUATION_TAGS.items() if tag in DELETED_PUNCTUATION_TAGS]
-    is_punct = tf.reduce_any(tf.equal(words.flat_values[:, tf.newaxis], deleted), axis=1)
-    ambiguous = tf.strings.regex_full_match(words.flat_values, AMBIGUOUS_PUNCTUATION_PATTERN)
+    return _classify(tf.strings.split(texts))
+
+
+def _classify(words: tf.RaggedTensor) -> tf.Tensor:
+    """`word_classes` of words tf.string [B, (W)]."""
+    flat = words.flat_values  # [N]
+    is_punct = tf.reduce_any(tf.equal(flat[:, tf.newaxis], sorted(DELETED_PUNCTUATION_WORDS)),
+                             axis=1)
+    ambiguous = tf.strings.regex_full_match(flat, AMBIGUOUS_PUNCTUATION_PATTERN)
     classes = tf.where(is_punct, PUNCTUATION, tf.where(ambiguous, EITHER, WORD))
     classes = words.with_flat_values(classes).to_tensor(default_value=EITHER)  # [B, W]
     return tf.pad(classes, [[0, 0], [0, 1]], constant_values=EITHER)
@@ -101,13 +107,14 @@ def word_classes(texts: tf.Tensor) -> tf.Tensor:
 
 def initial_state(texts: tf.Tensor) -> dict:
     """The constraint's per-hypothesis state for source `texts` tf.string [B],
-    to put in the search cache under `STATE_KEY` (so beam search reorders it
-    with the beams)."""
-    classes = word_classes(texts)  # [B, W + 1]
-    words = tf.cast(tf.strings.split(texts).row_lengths(), tf.int32)  # [B]
-    zeros = tf.zeros_like(words)
-    return {"words": words, "classes": classes, "slots": zeros, "depth": zeros,
-            "open_run": zeros}
+    to put in the search cache under `STATE_KEY`: beam search reorders the
+    counters with the beams; the words' count and classes are the same for
+    every beam of an example, so they sit under "static" (tiled, never reordered)."""
+    words = tf.strings.split(texts)  # [B, (W)]
+    lengths = tf.cast(words.row_lengths(), tf.int32)  # [B]
+    zeros = tf.zeros_like(lengths)
+    return {"static": {"words": lengths, "classes": _classify(words)},
+            "slots": zeros, "depth": zeros, "open_run": zeros}
 
 
 def constrain_to_trees(symbols_to_logits_fn, kinds: np.ndarray):
@@ -118,8 +125,6 @@ def constrain_to_trees(symbols_to_logits_fn, kinds: np.ndarray):
     callback hands the rest of the cache to `symbols_to_logits_fn`.
     """
     kinds = tf.constant(kinds)  # [V]
-    is_kind = {kind: tf.equal(kinds, kind)[tf.newaxis]
-               for kind in (SLOT, PUNCT_SLOT, OPEN, CLOSE, EOS)}  # each [1, V]
 
     def wrapped(ids, step, cache):
         state = cache[STATE_KEY]
@@ -128,29 +133,28 @@ def constrain_to_trees(symbols_to_logits_fn, kinds: np.ndarray):
 
         last = tf.gather(kinds, ids)  # [rows]; the start id 0 is OTHER
         slots = state["slots"] + tf.cast((last == SLOT) | (last == PUNCT_SLOT), tf.int32)
-        depth = (state["depth"] + tf.cast(tf.equal(last, OPEN), tf.int32)
-                 - tf.cast(tf.equal(last, CLOSE), tf.int32))
-        open_run = tf.where(tf.equal(last, OPEN), state["open_run"] + 1, 0)
-        words, classes = state["words"], state["classes"]
+        depth = (state["depth"] + tf.cast(last == OPEN, tf.int32)
+                 - tf.cast(last == CLOSE, tf.int32))
+        open_run = tf.where(last == OPEN, state["open_run"] + 1, 0)
+        words, classes = state["static"]["words"], state["static"]["classes"]
         next_class = tf.gather(classes, tf.minimum(slots, tf.shape(classes)[1] - 1),
                                batch_dims=1)  # [rows]
         words_left = slots < words
-        nothing_yet = tf.equal(slots, 0) & tf.equal(depth, 0)
         slot_ok = words_left & (depth >= 1)
-        allow = {
-            OPEN: words_left & ((depth >= 1) | nothing_yet) & (open_run < MAX_OPEN_RUN),
-            SLOT: slot_ok & tf.not_equal(next_class, PUNCTUATION),
-            PUNCT_SLOT: slot_ok & tf.not_equal(next_class, WORD),
-            CLOSE: ((depth >= 1) & tf.not_equal(last, OPEN)
-                    & tf.logical_not(tf.equal(depth, 1) & words_left)),
-            EOS: tf.logical_not(words_left) & tf.equal(depth, 0),
-        }
-        allowed = tf.zeros_like(logits, tf.bool)  # [rows, V]
-        for kind, rows_ok in allow.items():
-            allowed |= is_kind[kind] & rows_ok[:, tf.newaxis]
+        nothing_yet = (slots == 0) & (depth == 0)
+        # Which kinds each row may write next, indexed by kind: [rows, 6].
+        allowed_kinds = tf.stack([
+            tf.zeros_like(words_left),                                      # OTHER
+            slot_ok & (next_class != PUNCTUATION),                          # SLOT
+            slot_ok & (next_class != WORD),                                 # PUNCT_SLOT
+            words_left & ((depth >= 1) | nothing_yet) & (open_run < MAX_OPEN_RUN),  # OPEN
+            (depth >= 1) & (last != OPEN) & ~((depth == 1) & words_left),  # CLOSE
+            ~words_left & (depth == 0),                                     # EOS
+        ], axis=1)
+        allowed = tf.gather(allowed_kinds, kinds, axis=1)  # [rows, V]
         logits = tf.where(allowed, logits, tf.constant(NEG_INF, logits.dtype))
-        new_cache[STATE_KEY] = {"words": words, "classes": classes, "slots": slots,
-                                "depth": depth, "open_run": open_run}
+        new_cache[STATE_KEY] = {"static": state["static"], "slots": slots, "depth": depth,
+                                "open_run": open_run}
         return logits, new_cache
 
     return wrapped

@@ -68,6 +68,9 @@ PUNCTUATION_TAGS = {
 # The punctuation tags EVALB's COLLINS.prm deletes (with their words): a word
 # and its tag must agree on these, or EVALB rejects the whole sentence.
 DELETED_PUNCTUATION_TAGS = frozenset({",", ".", ":", "``", "''"})
+# Words that are always deleted punctuation (`,` `;` `--` ...).
+DELETED_PUNCTUATION_WORDS = frozenset(
+    word for word, tag in PUNCTUATION_TAGS.items() if tag in DELETED_PUNCTUATION_TAGS)
 
 
 # Words that are deleted punctuation under one tag and not under another
@@ -78,7 +81,7 @@ AMBIGUOUS_PUNCTUATION_PATTERN = "['`\"]+"
 def _punctuation_class(word: str) -> Optional[bool]:
     """True: the word is deleted punctuation (`,` `.` `;` ...); None: it may be
     either (`'`, see `AMBIGUOUS_PUNCTUATION_PATTERN`); False: it is not (`%`, `&`, words)."""
-    if PUNCTUATION_TAGS.get(word) in DELETED_PUNCTUATION_TAGS:
+    if word in DELETED_PUNCTUATION_WORDS:
         return True
     return None if re.fullmatch(AMBIGUOUS_PUNCTUATION_PATTERN, word) else False
 
@@ -203,10 +206,7 @@ def delinearize(
         tags = None
     tokens = [t for t in target.split() if not _is_unknown(t)]
     slot_tags = [t for t in tokens if not t.startswith(("(", ")"))]
-    if pos_tags:
-        aligned = iter(align_slots(slot_tags, words))
-    else:
-        aligned = iter(range(len(words)))
+    aligned = iter(align_slots(slot_tags, words) if pos_tags else range(len(words)))
     top = Tree(ROOT_LABEL, [])
     stack = [top]
     next_word = 0
@@ -224,12 +224,11 @@ def delinearize(
                 continue  # a slot without a word (too many slots)
             for skipped in range(next_word, index):  # words the alignment gave no slot
                 stack[-1].children.append(Tree(_fallback_tag(words[skipped]), [words[skipped]]))
-            word = words[index]
-            if not pos_tags:
-                tag = tags[index] if tags is not None else PLACEHOLDER_TAG
-            else:
+            if pos_tags:
                 tag = token
-            stack[-1].children.append(Tree(tag, [word]))
+            else:
+                tag = tags[index] if tags is not None else PLACEHOLDER_TAG
+            stack[-1].children.append(Tree(tag, [words[index]]))
             next_word = index + 1
     if next_word < len(words):
         last = top.children[-1] if top.children else None
