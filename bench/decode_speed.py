@@ -14,7 +14,7 @@ exactly `output_length` tokens: EOS is forbidden before then (t2t-lite's
 `output_length` (t2t-lite: input length + `extra_length`; CTranslate2:
 `max_decoding_length`), so both do the same work whatever the weights say.
 
-t2t-lite runs `Translator.search` (encoder, cache, beam search: the compiled
+t2t-lite runs `Search.compiled` (encoder, cache, beam search: the compiled
 function t2t-decoder uses, with the search's `jit_compile` setting); CTranslate2
 runs `translate_batch` on the same number of threads. Printed per row: target
 tokens/s (batch x output_length per call, best of `--repeats`), sentences/s
@@ -36,7 +36,7 @@ import tensorflow as tf  # noqa: E402
 
 import t2t_lite  # noqa: E402,F401  (registers the hparams sets)
 from t2t_lite import registry  # noqa: E402
-from t2t_lite.decode.translator import DecodeParams, Translator  # noqa: E402
+from t2t_lite.decode.search import Search, SearchParams  # noqa: E402
 from t2t_lite.model.transformer import Transformer, build  # noqa: E402
 
 EOS = 1
@@ -69,15 +69,14 @@ MODES = {"plain": (False, True), "plain_preallocated": (False, False), "xla": (T
 
 def t2t_lite_seconds(model, sources: np.ndarray, beam: int, output_length: int,
                      repeats: int, mode: str) -> float:
-    params = DecodeParams(beam_size=beam, alpha=0.6, extra_length=output_length - sources.shape[1],
+    params = SearchParams(beam_size=beam, alpha=0.6, extra_length=output_length - sources.shape[1],
                           min_length=output_length)
     jit_compile, growing_cache = MODES[mode]
-    translator = Translator(model, vocab=None, params=params, jit_compile=jit_compile,
-                            growing_cache=growing_cache)
+    search = Search(model, params, jit_compile=jit_compile, growing_cache=growing_cache)
     inputs = tf.constant(sources)
 
     def call():
-        ids, _ = translator.search_compiled(inputs)
+        ids, _ = search.compiled(inputs)
         ids = ids.numpy()
         assert ids.shape[-1] == output_length and (ids[:, 0] > EOS).all(), ids.shape
 

@@ -13,9 +13,10 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from t2t_lite import registry  # noqa: E402
-from t2t_lite.decode.checkpoints import load_model  # noqa: E402
-from t2t_lite.decode.decoding import decode_lines  # noqa: E402
-from t2t_lite.decode.translator import DecodeParams, Translator  # noqa: E402
+from t2t_lite.decode.decoding import DecodeOptions, decode_lines, parse_decode_hparams  # noqa: E402
+from t2t_lite.decode.search import SearchParams, search_for_problem  # noqa: E402
+from t2t_lite.decode.translator import Translator  # noqa: E402
+from t2t_lite.model_dir import load_model  # noqa: E402
 
 
 def exact_match(output_dir: str, checkpoint_path=None, decode_hparams: str = "",
@@ -24,11 +25,11 @@ def exact_match(output_dir: str, checkpoint_path=None, decode_hparams: str = "",
     problem = registry.problem("translate_ende_numbers")
     pairs = list(problem.raw_pairs(split, None))
     model, vocab, _, _ = load_model(output_dir, checkpoint_path, checkpoint_average)
-    params = DecodeParams(beam_size=problem.beam_size, alpha=problem.alpha,
-                          extra_length=problem.extra_length, batch_size=128).parse(decode_hparams)
-    translator = Translator(model, vocab, params)
+    params, options = parse_decode_hparams(SearchParams.for_problem(problem), decode_hparams,
+                                           DecodeOptions(batch_size=128))
+    translator = Translator(search_for_problem(model, problem, vocab, params), vocab)
     start = time.time()
-    outputs = decode_lines(translator, [s for s, _ in pairs])
+    outputs = decode_lines(translator, [s for s, _ in pairs], options)
     seconds = time.time() - start
     errors = [(s, t, o) for (s, t), o in zip(pairs, outputs) if o != t]
     return 1 - len(errors) / len(pairs), len(pairs) / seconds, errors

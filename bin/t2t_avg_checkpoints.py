@@ -24,14 +24,15 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> int:
-    from t2t_lite.decode.checkpoints import list_checkpoints, write_averaged
+    from t2t_lite.checkpoints import list_checkpoints
+    from t2t_lite.model_dir import write_average
     if args.checkpoints:
         paths = [p.strip() for p in args.checkpoints.split(",") if p.strip()]
     else:
         if args.num_last_checkpoints < 1:
             raise cli.T2TError("--num_last_checkpoints must be >= 1.")
         paths = list_checkpoints(args.output_dir)[-args.num_last_checkpoints:]
-    written = write_averaged(args.output_dir, args.avg_dir, paths)
+    written = write_average(args.output_dir, args.avg_dir, paths)
     print(f"Averaged {len(paths)} checkpoints ({', '.join(p.rsplit('/', 1)[-1] for p in paths)})"
           f" into {written}.")
     return 0

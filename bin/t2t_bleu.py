@@ -12,7 +12,7 @@ import sys
 from typing import List, Optional
 
 from t2t_lite.bin import cli
-from t2t_lite.decode.bleu import TOKENIZERS, corpus_bleu, read_lines
+from t2t_lite.metrics.bleu import TOKENIZERS, corpus_bleu, read_lines
 
 PROG = "t2t-bleu"
 

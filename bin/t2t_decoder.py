@@ -5,8 +5,9 @@
         --decode_reference=newstest2014.de --checkpoint_average=5
 
 Without --decode_from_file it reads standard input and writes standard output.
-For a parsing problem (metric "evalb") each output line is a tree over the
-input's words, and --decode_reference (gold trees) prints EVALB's summary.
+The problem decides what is written and scored: for a parsing problem each
+output line is a tree over the input's words, and --decode_reference (gold
+trees) prints EVALB's summary instead of BLEU.
 """
 
 import argparse
@@ -50,41 +51,41 @@ def _model_dir(args) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from t2t_lite import registry
+    from t2t_lite import model_dir as model_dir_lib
     from t2t_lite.decode import decoding
-    from t2t_lite.decode.checkpoints import load_model
-    from t2t_lite.decode.translator import DecodeParams, Translator
+    from t2t_lite.decode.scoring import score_pairs
+    from t2t_lite.decode.search import SearchParams, search_for_problem
+    from t2t_lite.decode.translator import Translator
 
     model_dir = _model_dir(args)
-    model, vocab, _, problem_info = load_model(model_dir, args.checkpoint_path,
-                                               args.checkpoint_average, args.precision)
-    problem = registry.problem(problem_info["problem"])
-    defaults = DecodeParams.for_problem(problem)
-    translator = Translator(model, vocab, defaults.parse(args.decode_hparams),
-                            jit_compile=args.jit_compile)
+    model, vocab, _, _ = model_dir_lib.load_model(model_dir, args.checkpoint_path,
+                                                  args.checkpoint_average, args.precision)
+    problem = model_dir_lib.problem_of(model_dir)
+    params, options = decoding.parse_decode_hparams(SearchParams.for_problem(problem),
+                                                    args.decode_hparams)
 
     if args.score_file:
         pairs = [line.split("\t") for line in decoding.read_lines(args.score_file)]
         bad = next((n for n, pair in enumerate(pairs, 1) if len(pair) != 2), None)
         if bad:
             raise cli.T2TError(f"{args.score_file} line {bad}: expected 'source<TAB>target'.")
-        scores = translator.score([s for s, _ in pairs], [t for _, t in pairs]) if pairs else []
+        scores = score_pairs(model, vocab, [s for s, _ in pairs], [t for _, t in pairs],
+                             params.max_input_length) if pairs else []
         _write(args.decode_to_file, [f"{s:.4f}" for s in scores])
         return 0
+    search = search_for_problem(model, problem, vocab, params, jit_compile=args.jit_compile)
+    translator = Translator(search, vocab, pad_rows=options.batch_size)
     if args.decode_interactive:
-        return _interactive(translator)
+        return _interactive(translator, problem)
     if args.decode_from_file:
         lines = decoding.read_lines(args.decode_from_file)
     else:
         lines = sys.stdin.read().splitlines()
-    outputs = decoding.decode_lines(translator, lines, progress=decoding.stderr_progress)
-    if problem.metric == "evalb":
-        from t2t_lite.parsing import outputs as parsing_outputs
-        outputs = parsing_outputs.output_trees(outputs, lines, translator.params.return_beams,
-                                               translator.params.write_beam_scores)
+    outputs = decoding.decode_lines(translator, lines, options, postprocess=problem.postprocess,
+                                    progress=decoding.stderr_progress)
     _write(args.decode_to_file, outputs)
     if args.decode_reference:
-        _report(problem, outputs, args.decode_reference)
+        print(problem.report(outputs, args.decode_reference), file=sys.stderr)
     return 0
 
 
@@ -100,26 +101,15 @@ def _write(path: Optional[str], lines: List[str]) -> None:
         sys.stdout.write(text)
 
 
-def _report(problem, outputs: List[str], reference_path: str) -> None:
-    if problem.metric == "evalb":
-        from t2t_lite.parsing.outputs import evalb_report
-        print(evalb_report(outputs, reference_path)[1], file=sys.stderr)
-        return
-    from t2t_lite.decode.bleu import corpus_bleu, read_lines
-    # References are read as t2t-bleu and sacreBLEU's command line read them
-    # (trailing whitespace removed), so the scores printed here and there agree.
-    score, signature = corpus_bleu(outputs, read_lines(reference_path))
-    print(f"BLEU = {score.score:.2f} {signature}  ({score})", file=sys.stderr)
-
-
-def _interactive(translator) -> int:
+def _interactive(translator, problem) -> int:
     print("Type a sentence and press Enter (Ctrl-D to quit).", file=sys.stderr)
     while True:
         try:
             line = input("> ")
         except EOFError:
             return 0
-        print(translator.translate([line])[0], flush=True)
+        output = translator.translate([line])[0]
+        print(problem.postprocess(output, line) if line.strip() else "", flush=True)
 
 
 def main(argv: Optional[List[str]] = None) -> int:

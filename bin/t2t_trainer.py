@@ -9,7 +9,6 @@ command trains on several machines (MultiWorkerMirroredStrategy).
 """
 
 import argparse
-import os
 import sys
 from typing import List, Optional
 
@@ -64,24 +63,12 @@ def run(args: argparse.Namespace) -> int:
     hparams = registry.hparams(args.hparams_set).parse(args.hparams)
 
     import keras
-    from t2t_lite.data import datagen
-    from t2t_lite.data.vocab import SubwordVocab
-    from t2t_lite.decode.translator import DecodeParams, Translator
-    from t2t_lite.train import model_dir
+    from t2t_lite.train.experiment import train_problem
     from t2t_lite.train.strategy import make_strategy
-    from t2t_lite.train.trainer import Trainer, TrainOptions
+    from t2t_lite.train.trainer import TrainOptions
 
     strategy = make_strategy(args.strategy)  # before any other TensorFlow op
     keras.config.set_dtype_policy(args.precision)
-    if args.generate_data:  # idempotent: reuses what a previous (maybe killed) run wrote
-        datagen.generate_data(problem, args.data_dir, args.tmp_dir)
-    elif not datagen.read_metadata(args.data_dir, problem.name).get("splits", {}).get("train"):
-        raise cli.T2TError(f"No training data for {problem.name} in {args.data_dir}; run "
-                           "t2t-datagen first or pass --generate_data (and --tmp_dir).")
-    meta = datagen.read_metadata(args.data_dir, problem.name)
-    vocab_file = os.path.join(args.data_dir, meta["vocab_file"])
-    vocab = SubwordVocab.from_file(vocab_file)
-    model_dir.prepare(args.output_dir, hparams, problem.name, vocab_file, vocab.vocab_size)
     options = TrainOptions(
         train_steps=args.train_steps, eval_every=args.eval_every, eval_steps=args.eval_steps,
         eval_bleu_sentences=args.eval_bleu_sentences,
@@ -91,16 +78,9 @@ def run(args: argparse.Namespace) -> int:
         random_seed=args.random_seed, jit_compile=args.jit_compile,
         early_stopping_patience=args.early_stopping_patience,
         max_train_minutes=args.max_train_minutes)
-    greedy = DecodeParams.for_problem(problem, beam_size=1)
-    trainer = Trainer(hparams, problem.name, args.data_dir, args.output_dir, vocab.vocab_size,
-                      options, strategy=strategy,
-                      translator_factory=lambda model: Translator(model, vocab, greedy),
-                      metric=problem.metric)
-    print(f"Training {problem.name} with {args.hparams_set} on "
-          f"{strategy.num_replicas_in_sync} replica(s), {trainer.accumulate} micro-batch(es) "
-          f"of {hparams.batch_size} tokens per replica per step, into {args.output_dir}.",
-          flush=True)
-    result = trainer.train()
+    result = train_problem(problem, args.hparams_set, hparams, args.data_dir, args.output_dir,
+                           options, strategy, generate_data=args.generate_data,
+                           tmp_dir=args.tmp_dir)
     if result.interrupted:
         return 130
     print(f"Done: step {result.step}, loss {result.loss:.4f}; model in {args.output_dir}.")

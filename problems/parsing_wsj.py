@@ -34,8 +34,8 @@ targets (`(NP`, `NNP`, `)`, ...: 72 on the sample) is one piece
 split tags by the words' statistics (`DT` -> `▁D` `T`, `(S` -> `▁(` `S`), and
 targets were 1.5x longer (312,417 train target pieces on the sample, now 212,967).
 
-Decoding writes only well-formed trees (`tree_constraint`, see
-`t2t_lite.decode.tree_constraint`): one word slot per input word, balanced
+Decoding writes only well-formed trees (`search_constraint`, see
+`t2t_lite.parsing.tree_constraint`): one word slot per input word, balanced
 brackets, punctuation tags exactly on punctuation words. A model trained for
 30 minutes on the sample does not keep count by itself: unconstrained, 214 of
 273 dev outputs (greedy) had a slot too many or too few or a punctuation tag on
@@ -44,12 +44,12 @@ turns it off; the decoder's repair rule then aligns slots to words, and 42 of
 the 273 dev trees of the same model stay rejected.
 """
 
-from typing import Dict, Iterable, Iterator, List, Optional
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence
 
 from t2t_lite import registry
 from t2t_lite.data.problem import Pair, Problem, check_split
 from t2t_lite.errors import T2TError
-from t2t_lite.parsing import trees
+from t2t_lite.parsing import outputs, trees
 from t2t_lite.parsing.linearize import linearize
 
 
@@ -63,13 +63,11 @@ class ParsingWsj(Problem):
     vocab_size = 16000
     target_tokens_whole = True  # `(NP`, `NNP`, `)`: one piece each, never `▁D` + `T`
     num_train_shards = 4
-    metric = "evalb"
 
     # The paper's parsing decode settings: beam 21, alpha 0.3, output <= input + 300.
     beam_size = 21
     alpha = 0.3
     extra_length = 300
-    tree_constraint = True  # one word slot per input word, balanced brackets
 
     def split_trees(self, split: str, tmp_dir: Optional[str]) -> List[trees.Tree]:
         """The cleaned trees of `split`, in treebank order.
@@ -94,3 +92,27 @@ class ParsingWsj(Problem):
             return {}
         gold = self.split_trees(split, tmp_dir)
         return {"words": [" ".join(t.leaves()) for t in gold], "trees": [str(t) for t in gold]}
+
+    # -- After training: EVALB instead of BLEU, trees over the input words --
+
+    def dev_scores(self, hypotheses: Sequence[str], references: Sequence[str],
+                   sources: Sequence[str]) -> Dict[str, float]:
+        """BLEU and exact match of the linearized trees, and their EVALB F1."""
+        scores = super().dev_scores(hypotheses, references, sources)
+        scores["evalb_f1"] = outputs.linearized_f1(hypotheses, references, sources)
+        return scores
+
+    def postprocess(self, output: str, source: str) -> str:
+        """The decoded linearized tree as a one-line tree over the input's words
+        (repaired when malformed; "" for an input without words)."""
+        return outputs.output_tree(output, source)
+
+    def report(self, trees_out: Sequence[str], reference_path: str) -> str:
+        """EVALB's summary (COLLINS.prm) against the gold trees in `reference_path`."""
+        return outputs.evalb_report(trees_out, reference_path)[1]
+
+    def search_constraint(self, vocab):
+        """Only well-formed trees, one word slot per input word (`TreeConstraint`)."""
+        # Imported here: it needs TensorFlow, which listing problems does not.
+        from t2t_lite.parsing.tree_constraint import TreeConstraint
+        return TreeConstraint.from_vocab(vocab)

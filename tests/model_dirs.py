@@ -8,7 +8,7 @@ from num2words import num2words
 import t2t_lite
 from t2t_lite import registry
 from t2t_lite.data.vocab import train_sentencepiece
-from t2t_lite.train import model_dir as model_dir_lib
+from t2t_lite import model_dir as model_dir_lib
 
 PROBLEM = "translate_ende_numbers"  # a registered problem (decode defaults)
 

@@ -8,7 +8,7 @@ import pytest
 import sacrebleu
 
 from t2t_lite.bin import t2t_bleu
-from t2t_lite.decode.bleu import corpus_bleu, read_lines
+from t2t_lite.metrics.bleu import corpus_bleu, read_lines
 from t2t_lite.errors import T2TError
 
 REFERENCE = "wmt14/newstest2014-full.en-de.de"

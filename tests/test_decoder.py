@@ -4,9 +4,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.decode import checkpoints, decoding
-from t2t_lite.decode.translator import DecodeParams, Translator
+from t2t_lite import averaging, checkpoints
+from t2t_lite.decode import decoding
+from t2t_lite.decode.scoring import score_pairs
+from t2t_lite.decode.search import Search, SearchParams
+from t2t_lite.decode.translator import Translator
 from t2t_lite.errors import T2TError
+from t2t_lite.model_dir import load_model
 
 from model_dirs import make_model_dir, number_sentences
 
@@ -18,13 +22,16 @@ def model_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def translator(model_dir):
-    model, vocab, _, _ = checkpoints.load_model(model_dir, checkpoint_path=model_dir + "/ckpt-1")
-    return Translator(model, vocab, DecodeParams(beam_size=2, extra_length=5, batch_size=3))
+    model, vocab, _, _ = load_model(model_dir, checkpoint_path=model_dir + "/ckpt-1")
+    return Translator(Search(model, SearchParams(beam_size=2, extra_length=5)), vocab)
+
+
+OPTIONS = decoding.DecodeOptions(batch_size=3)
 
 
 def test_averaging_known_values_and_optimizer_slots_not_averaged(model_dir, tmp_path):
-    one, _, _, _ = checkpoints.load_model(model_dir, model_dir + "/ckpt-1")
-    avg, _, _, _ = checkpoints.load_model(model_dir, checkpoint_average=3)  # ckpt-2, 3, 4
+    one, _, _, _ = load_model(model_dir, model_dir + "/ckpt-1")
+    avg, _, _, _ = load_model(model_dir, checkpoint_average=3)  # ckpt-2, 3, 4
     for a, b in zip(one.weights, avg.weights):
         np.testing.assert_allclose(b.numpy(), a.numpy() + 2.0, atol=1e-5)  # mean(2,3,4) - 1
     # The same through t2t-avg-checkpoints into a new model dir.
@@ -32,7 +39,7 @@ def test_averaging_known_values_and_optimizer_slots_not_averaged(model_dir, tmp_
     out = str(tmp_path / "avg")
     assert t2t_avg_checkpoints.main([f"--output_dir={model_dir}", "--num_last_checkpoints=2",
                                      f"--avg_dir={out}"]) == 0
-    written, _, _, _ = checkpoints.load_model(out)
+    written, _, _, _ = load_model(out)
     for a, b in zip(one.weights, written.weights):
         np.testing.assert_allclose(b.numpy(), a.numpy() + 2.5, atol=1e-5)  # mean(3,4) - 1
     names = [name for name, _ in tf.train.list_variables(out + "/ckpt-4")]
@@ -42,17 +49,17 @@ def test_averaging_known_values_and_optimizer_slots_not_averaged(model_dir, tmp_
 
 def test_mismatched_checkpoints_are_rejected(model_dir, tmp_path):
     other = make_model_dir(str(tmp_path / "other"), steps=(7,), hparams_overrides="hidden_size=16")
-    model, _, _, _ = checkpoints.load_model(model_dir)
+    model, _, _, _ = load_model(model_dir)
     with pytest.raises(T2TError, match="does not match the model"):
-        checkpoints.average_into(model, [model_dir + "/ckpt-1", other + "/ckpt-7"])
+        averaging.average_into(model, [model_dir + "/ckpt-1", other + "/ckpt-7"])
     with pytest.raises(T2TError, match="does not exist"):
-        checkpoints.load_model(model_dir, checkpoint_path=model_dir + "/ckpt-99")
+        load_model(model_dir, checkpoint_path=model_dir + "/ckpt-99")
 
 
 def test_decoding_keeps_line_count_and_order(translator):
     lines = ["five hundred", "", "twelve thousand, three hundred and forty-five", "   ",
              "seven", "ninety-nine thousand, nine hundred and ninety-nine", "one"]
-    outputs = decoding.decode_lines(translator, lines)
+    outputs = decoding.decode_lines(translator, lines, OPTIONS)
     assert len(outputs) == len(lines)
     assert outputs[1] == "" and outputs[3] == ""
     for line, output in zip(lines, outputs):
@@ -61,19 +68,19 @@ def test_decoding_keeps_line_count_and_order(translator):
 
 
 def test_one_line_and_over_long_input(translator):
-    assert len(decoding.decode_lines(translator, ["three"])) == 1
+    assert len(decoding.decode_lines(translator, ["three"], OPTIONS)) == 1
     long_line = " ".join(["seven hundred"] * 400)  # far beyond max_length subwords
     ids = translator.encode([long_line])
     assert ids.shape[1] == translator.max_input_length
     assert int(ids[0, -1]) == 1  # truncated, EOS kept
-    assert len(decoding.decode_lines(translator, [long_line, "two"])) == 2
+    assert len(decoding.decode_lines(translator, [long_line, "two"], OPTIONS)) == 2
 
 
 def test_cached_greedy_equals_rerunning_the_full_model(model_dir):
-    model, vocab, _, _ = checkpoints.load_model(model_dir, model_dir + "/ckpt-1")
-    greedy = Translator(model, vocab, DecodeParams(beam_size=1, extra_length=6))
+    model, vocab, _, _ = load_model(model_dir, model_dir + "/ckpt-1")
+    greedy = Translator(Search(model, SearchParams(beam_size=1, extra_length=6)), vocab)
     inputs = greedy.encode(["four hundred and two", "eighty"])
-    ids, _ = greedy.search(inputs)
+    ids, _ = greedy.search.search(inputs)
     ids = ids[:, 0].numpy()
     prefix = np.zeros([2, 0], np.int32)
     for step in range(ids.shape[1]):
@@ -134,11 +141,12 @@ def test_number_sentences_are_distinct():
 
 
 def test_sampling_is_seeded_and_top_k_1_is_greedy(model_dir):
-    model, vocab, _, _ = checkpoints.load_model(model_dir, model_dir + "/ckpt-1")
+    model, vocab, _, _ = load_model(model_dir, model_dir + "/ckpt-1")
     lines = ["four hundred and two", "eighty", "seven thousand"]
 
     def run(**params):
-        return Translator(model, vocab, DecodeParams(extra_length=6, **params)).translate(lines)
+        search = Search(model, SearchParams(extra_length=6, **params))
+        return Translator(search, vocab).translate(lines)
 
     greedy = run(beam_size=1)
     assert run(sampling_temperature=1.0, top_k=1) == greedy
@@ -148,13 +156,13 @@ def test_sampling_is_seeded_and_top_k_1_is_greedy(model_dir):
 
 
 def test_xla_search_pads_shapes_and_matches_the_plain_graph(model_dir):
-    model, vocab, _, _ = checkpoints.load_model(model_dir, model_dir + "/ckpt-1")
-    params = DecodeParams(beam_size=2, extra_length=5, batch_size=4)
-    plain = Translator(model, vocab, params)
-    xla = Translator(model, vocab, params, jit_compile=True)
-    inputs = plain.encode(["five hundred and six", "seven", "eighty-one"])  # [3, S]
-    plain_ids, plain_scores = plain.run_search(inputs)
-    xla_ids, xla_scores = xla.run_search(inputs)
+    model, vocab, _, _ = load_model(model_dir, model_dir + "/ckpt-1")
+    params = SearchParams(beam_size=2, extra_length=5)
+    plain = Search(model, params)
+    xla = Search(model, params, jit_compile=True)
+    inputs = Translator(plain, vocab).encode(["five hundred and six", "seven", "eighty-one"])
+    plain_ids, plain_scores = plain.run(inputs, pad_rows=4)  # inputs [3, S]
+    xla_ids, xla_scores = xla.run(inputs, pad_rows=4)
     assert xla_ids.shape[0] == 3  # the padding row is dropped
     # Inputs padded to 8k tokens give a longer output buffer, all PAD beyond the plain one's.
     # (Only the best beam is compared: this random model has near-ties among the others.)
@@ -165,8 +173,8 @@ def test_xla_search_pads_shapes_and_matches_the_plain_graph(model_dir):
 
 
 def test_bfloat16_decoding_keeps_float32_weights_and_close_scores(model_dir):
-    f32, vocab, _, _ = checkpoints.load_model(model_dir, model_dir + "/ckpt-1")
-    bf16, _, _, _ = checkpoints.load_model(model_dir, model_dir + "/ckpt-1", precision="bfloat16")
+    f32, vocab, _, _ = load_model(model_dir, model_dir + "/ckpt-1")
+    bf16, _, _, _ = load_model(model_dir, model_dir + "/ckpt-1", precision="bfloat16")
     assert bf16.decoder_layers[0].feed_forward.compute_dtype == "bfloat16"
     for a, b in zip(f32.weights, bf16.weights):
         assert b.dtype == "float32"
@@ -175,10 +183,11 @@ def test_bfloat16_decoding_keeps_float32_weights_and_close_scores(model_dir):
     assert keras.config.dtype_policy().name == "float32"  # the global policy is restored
     sources = ["four hundred and two", "eighty"]
     targets = ["vierhundertzwei", "achtzig"]
-    params = DecodeParams(beam_size=2, extra_length=5)
-    exact = Translator(f32, vocab, params).score(sources, targets)
-    approx = Translator(bf16, vocab, params).score(sources, targets)
+    params = SearchParams(beam_size=2, extra_length=5)
+    exact = score_pairs(f32, vocab, sources, targets)
+    approx = score_pairs(bf16, vocab, sources, targets)
     np.testing.assert_allclose(approx, exact, rtol=0.03)
-    assert len(decoding.decode_lines(Translator(bf16, vocab, params), sources + [""])) == 3
+    assert len(decoding.decode_lines(Translator(Search(bf16, params), vocab),
+                                     sources + [""])) == 3
     with pytest.raises(T2TError, match="precision must be one of"):
-        checkpoints.load_model(model_dir, precision="float16")
+        load_model(model_dir, precision="float16")

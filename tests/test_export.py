@@ -19,10 +19,11 @@ import tensorflow as tf
 
 import t2t_lite
 from t2t_lite.bin import t2t_decoder, t2t_exporter
-from t2t_lite.decode import checkpoints
-from t2t_lite.decode.translator import DecodeParams, Translator
+from t2t_lite.decode.search import Search, SearchParams
+from t2t_lite.decode.translator import Translator
+from t2t_lite.model_dir import load_model
 from t2t_lite.export.exporter import export
-from t2t_lite.train import model_dir as model_dir_lib
+from t2t_lite import model_dir as model_dir_lib
 
 from model_dirs import make_model_dir, number_sentences
 
@@ -70,7 +71,7 @@ SAVED_MODEL_CLI = textwrap.dedent("""
 def _train_briefly(path: str, steps: int = 200) -> None:
     """Saves ckpt-2: a fresh model trained to copy number words (non-trivial outputs)."""
     keras.utils.set_random_seed(1)  # first: it clears TF's kernel cache, tokenizers included
-    _, vocab, hparams, problem = checkpoints.load_model(path)
+    _, vocab, hparams, problem = load_model(path)
     model = t2t_lite.build_model(hparams, problem["vocab_size"])
     ids = vocab.encode(tf.constant(number_sentences())).to_tensor()  # [400, S]
     optimizer = keras.optimizers.Adam(5e-3)
@@ -110,8 +111,8 @@ def exported(model_dir, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def translator(model_dir):
-    model, vocab, _, _ = checkpoints.load_model(model_dir)
-    return Translator(model, vocab, DecodeParams().parse(DECODE))
+    model, vocab, _, _ = load_model(model_dir)
+    return Translator(Search(model, SearchParams().parse(DECODE)), vocab)
 
 
 def _python(code: str, *args, stdin: str = "", cwd=None) -> subprocess.CompletedProcess:

@@ -19,13 +19,14 @@ WORKER = textwrap.dedent("""
     from t2t_lite.train.strategy import make_strategy
     strategy = make_strategy("auto")  # TF_CONFIG names a cluster -> multi-worker
     from t2t_lite import registry
-    from t2t_lite.train.trainer import Trainer, TrainOptions
+    from t2t_lite.train.experiment import make_trainer
+    from t2t_lite.train.trainer import TrainOptions
     data_dir, output_dir, weights_file = sys.argv[1:4]
     hp = registry.hparams("transformer_tiny").parse(
         "batch_size=128,max_length=16,hidden_size=32,filter_size=64,tokens_per_step=0")
     options = TrainOptions(train_steps=4, eval_every=0, log_every=1, save_checkpoints_steps=2,
                            save_checkpoints_secs=0, eval_bleu_sentences=0)
-    trainer = Trainer(hp, "%s", data_dir, output_dir, %d, options, strategy=strategy)
+    trainer = make_trainer(hp, "%s", data_dir, output_dir, %d, options, strategy=strategy)
     assert strategy.num_replicas_in_sync == 2, strategy.num_replicas_in_sync
     trainer.train()
     np.savez(weights_file, *[v.numpy() for v in trainer.model.weights])

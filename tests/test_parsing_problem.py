@@ -38,8 +38,14 @@ def _clean_lines(sample):
 def test_alias_and_decode_defaults():
     assert registry.problem_name("parsing_english_ptb16k") == "parsing_wsj"
     problem = registry.problem("parsing_english_ptb16k")
-    assert (problem.name, problem.metric, problem.vocab_size) == ("parsing_wsj", "evalb", 16000)
+    assert (problem.name, problem.vocab_size) == ("parsing_wsj", 16000)
     assert (problem.beam_size, problem.alpha, problem.extra_length) == (21, 0.3, 300)
+    # Its metric is EVALB F1 (beside BLEU). By hand: gold S(0,3) NP(0,2) VP(2,3), test
+    # S(0,3) NP(0,1) VP(1,3) ("." is deleted): 1 of 3 brackets match, F1 = 33.33.
+    gold = "(S (NP DT NN ) (VP VBD ) . )"
+    scores = problem.dev_scores(["(S (NP DT ) (VP NN VBD ) . )"], [gold], ["The dog barked ."])
+    assert set(scores) == {"bleu", "exact_match", "evalb_f1"}
+    assert round(scores["evalb_f1"], 2) == 33.33 and scores["exact_match"] == 0.0
 
 
 def test_missing_tmp_dir_is_a_t2t_error(tmp_path):
@@ -136,7 +142,7 @@ GOLD = ["(TOP (S (NP (DT The) (NN dog)) (VP (VBD barked)) (. .)))",
     "(S (NP DT NN ) (VP VBD ) . ) (S (NP DT NN ) )", "(S (NP ) ) </s> <pad>",
 ])
 def test_malformed_outputs_become_well_formed_trees_over_the_words(output):
-    line = outputs.output_trees([output], [WORDS[0]])[0]
+    line = outputs.output_tree(output, WORDS[0])
     tree = trees.parse_tree(line)
     assert tree.label == "TOP" and tree.leaves() == WORDS[0].split()
     assert str(tree) == line
@@ -146,7 +152,7 @@ def test_evalb_of_repaired_outputs_hand_computed(tmp_path):
     # 1: a wrong NP/VP split: gold S(0,3) NP(0,2) VP(2,3), test S(0,3) NP(0,1) VP(1,3); the
     #    final "." is deleted by COLLINS.prm. 2: stray ")" and too many slots, repaired to gold.
     model_out = ["(S (NP DT ) (VP NN VBD ) . )", ") (S (NP NNS ) (VP VBD (ADVP RB ) NN NN ) ) )"]
-    decoded = outputs.output_trees(model_out, WORDS)
+    decoded = [outputs.output_tree(out, words) for out, words in zip(model_out, WORDS)]
     assert decoded == ["(TOP (S (NP (DT The)) (VP (NN dog) (VBD barked)) (. .)))", GOLD[1]]
     gold_path = tmp_path / "gold.trees"
     gold_path.write_text("\n".join(GOLD) + "\n")
@@ -173,11 +179,14 @@ def test_evalb_of_repaired_outputs_hand_computed(tmp_path):
 
 
 def test_beams_with_scores_are_delinearized_field_by_field():
-    line = outputs.output_trees(["(S NN NN\t-1.5000\t(S (NP NN ) NN ) )\t-2.0000"],
-                                ["a b"], return_beams=True, write_beam_scores=True)[0]
+    from t2t_lite.decode.decoding import DecodeOptions, format_hypotheses
+    problem = registry.problem("parsing_wsj")
+    beams = [problem.postprocess(h, "a b") for h in ["(S NN NN", "(S (NP NN ) NN ) )"]]
+    line = format_hypotheses(beams, [-1.5, -2.0],
+                             DecodeOptions(return_beams=True, write_beam_scores=True))
     assert line.split("\t") == ["(TOP (S (NN a) (NN b)))", "-1.5000",
                                 "(TOP (S (NP (NN a)) (NN b)))", "-2.0000"]
-    assert outputs.output_trees([""], [" "]) == [""]
+    assert problem.postprocess("", " ") == ""
 
 
 def test_train_and_decode_end_to_end_prints_evalb(small_data, tmp_path, capfd):
@@ -214,15 +223,18 @@ def test_train_and_decode_end_to_end_prints_evalb(small_data, tmp_path, capfd):
     # The search writes only well-formed trees: balanced brackets, one slot per
     # word, punctuation tags exactly on the punctuation words (3 training steps
     # leave the model far from writing them by itself).
-    from t2t_lite.decode.checkpoints import load_model
-    from t2t_lite.decode.translator import DecodeParams, Translator
+    from t2t_lite.decode.search import SearchParams, search_for_problem
+    from t2t_lite.decode.translator import Translator
+    from t2t_lite.model_dir import load_model
     trained, vocab, _, _ = load_model(str(model), None, 1, "float32")
-    params = DecodeParams.for_problem(registry.problem("parsing_wsj"), beam_size=2)
+    problem = registry.problem("parsing_wsj")
+    params = SearchParams.for_problem(problem, beam_size=2)
     assert params.tree_constraint
-    for line, target in zip(words, Translator(trained, vocab, params).translate(words)):
+    search = search_for_problem(trained, problem, vocab, params)
+    for line, target in zip(words, Translator(search, vocab).translate(words)):
         _assert_well_formed_tree(line, target)
     with pytest.raises(T2TError, match="XLA"):
-        Translator(trained, vocab, params, jit_compile=True)
+        search_for_problem(trained, problem, vocab, params, jit_compile=True)
 
     # The same constraint runs inside an exported SavedModel.
     import tensorflow as tf

@@ -43,11 +43,12 @@ def tiny_hparams(overrides: str = ""):
 
 
 def train(data_dir, output_dir, steps, hp=None, **options):
-    from t2t_lite.train.trainer import Trainer, TrainOptions
+    from t2t_lite.train.experiment import make_trainer
+    from t2t_lite.train.trainer import TrainOptions
     opts = TrainOptions(train_steps=steps, eval_every=0, log_every=1000,
                         save_checkpoints_steps=0, save_checkpoints_secs=0,
                         eval_bleu_sentences=0, **options)
-    trainer = Trainer(hp or tiny_hparams(), PROBLEM, data_dir, str(output_dir), VOCAB, opts)
+    trainer = make_trainer(hp or tiny_hparams(), PROBLEM, data_dir, str(output_dir), VOCAB, opts)
     result = trainer.train()
     return trainer, result
 
@@ -106,8 +107,38 @@ def test_nan_loss_stops_with_a_clear_error(data_dir, tmp_path):
         train(data_dir, tmp_path / "nan", 50, hp=hp)
 
 
+def test_trainer_takes_an_in_memory_dataset(tmp_path):
+    """The Trainer needs no shards: any dataset function of (input_context, seed)."""
+    import tensorflow as tf
+
+    import t2t_lite
+    from t2t_lite.train.schedule import make_optimizer
+    from t2t_lite.train.trainer import Trainer, TrainOptions
+    examples = reverse_examples(64, 2)
+    width = max(len(x) for pair in examples for x in pair)
+    padded = np.array([[list(x) + [0] * (width - len(x)) for x in pair] for pair in examples],
+                      np.int32)  # [64, 2, width]
+    seeds = []
+
+    def dataset_fn(input_context, seed):
+        seeds.append(seed)
+        data = {"inputs": padded[:, 0], "targets": padded[:, 1]}
+        return tf.data.Dataset.from_tensor_slices(data).shuffle(64, seed=seed).repeat().batch(16)
+
+    hp = tiny_hparams("tokens_per_step=0")
+    model = t2t_lite.build_model(hp, VOCAB)
+    options = TrainOptions(train_steps=30, eval_every=0, log_every=1000,
+                           save_checkpoints_steps=0, save_checkpoints_secs=0, random_seed=7)
+    trainer = Trainer(hp, model, make_optimizer(hp), dataset_fn, str(tmp_path / "m"), options)
+    first = float(trainer._train_step(trainer.iterator)[0])
+    result = trainer.train()
+    assert seeds == [7] and result.step == 30 and result.eval_metrics == {}
+    assert result.loss < first - 0.5
+    assert os.path.exists(tmp_path / "m" / "ckpt-30.index")
+
+
 def test_model_dir_is_self_describing_and_conflicts_are_errors(tmp_path):
-    from t2t_lite.train import model_dir
+    from t2t_lite import model_dir
     vocab = tmp_path / "v.model"
     vocab.write_bytes(b"proto")
     out = str(tmp_path / "m")
@@ -136,7 +167,7 @@ MIRRORED_SCRIPT = textwrap.dedent("""
     import t2t_lite
     from t2t_lite import registry
     from t2t_lite.train.schedule import make_optimizer
-    from t2t_lite.train.trainer import apply_global_mean, replica_gradients
+    from t2t_lite.train.step import apply_global_mean, replica_gradients
 
     hp = registry.hparams("transformer_tiny").parse("hidden_size=32,filter_size=64,"
                                                     "layer_prepostprocess_dropout=0.0")

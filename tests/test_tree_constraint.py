@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.decode import tree_constraint as tc
 from t2t_lite.decode.beam_search import beam_search
+from t2t_lite.decode import search_common
+from t2t_lite.parsing import tree_constraint as tc
 from t2t_lite.errors import T2TError
 
 #          0        1       2       3       4      5      6       7
@@ -47,8 +48,9 @@ def _fixed_preferences(order):
 def _search(step_fn, texts, beam_size, max_length=20, constrained=True):
     cache = {}
     if constrained:
-        step_fn = tc.constrain_to_trees(step_fn, tc.token_kinds(PIECES, WHOLE))
-        cache = {tc.STATE_KEY: tc.initial_state(tf.constant(texts))}
+        constraint = tc.TreeConstraint(tc.token_kinds(PIECES, WHOLE))
+        step_fn = search_common.constrained(step_fn, constraint)
+        cache = {search_common.CONSTRAINT_KEY: tc.initial_state(tf.constant(texts))}
     ids, _ = beam_search(step_fn, tf.zeros([len(texts)], tf.int32), beam_size,
                          max_length, len(PIECES), 0.0, eos_id=1, cache=cache)
     return [[t for t in row if t != 0] for row in ids[:, 0].numpy().tolist()]

@@ -1,7 +1,8 @@
 """The Problem base class: what a translation data set is and where it comes from.
 
 A problem yields raw (source, target) string pairs per split and declares the
-vocabulary it needs, its metric and its decoding defaults. It never touches
+vocabulary it needs, its metrics, its output post-processing, an optional
+constraint on the search, and its decoding defaults. It never touches
 tf.data batching or the model; `t2t_lite.data.datagen` turns its pairs into a
 vocabulary and encoded shards.
 
@@ -32,13 +33,32 @@ Raw text policy (every problem; enforced by `read_parallel_text` and datagen):
 """
 
 import os
-from typing import Dict, Iterable, Iterator, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, Optional, Protocol, Sequence, Tuple
 
 from t2t_lite.errors import T2TError
+from t2t_lite.metrics.translation import bleu_report, translation_scores
 
 SPLITS = ("train", "dev", "test")
 
 Pair = Tuple[str, str]
+
+
+class SearchConstraint(Protocol):
+    """Restricts what a search may write, e.g. only well-formed trees.
+
+    The search keeps the constraint's state in its cache, so beam search
+    reorders it with the hypotheses; a sub-dict under "static" is the same for
+    every beam of an example and is tiled, never reordered.
+    """
+
+    supports_xla: bool  # whether a search using it can be compiled with XLA
+
+    def initial_state(self, inputs: Any) -> dict:
+        """The state for model inputs int32 [B, S] (0-padded, EOS-terminated)."""
+
+    def apply(self, logits: Any, ids: Any, step: Any, state: dict) -> Tuple[Any, dict]:
+        """(logits [rows, vocab] for the token after `ids` int32 [rows] at `step`,
+        state) -> (logits with forbidden tokens at NEG_INF, the state after `ids`)."""
 
 
 class Problem:
@@ -63,15 +83,11 @@ class Problem:
     target_tokens_whole: bool = False
 
     num_train_shards: int = 4       # dev and test are always written as one shard each
-    metric: str = "bleu"
 
     # Decoding defaults (the paper's: beam 4, alpha 0.6, output <= input + 50).
     beam_size: int = 4
     alpha: float = 0.6
     extra_length: int = 50
-    # True: outputs are linearized trees; the search writes only well-formed
-    # ones (`t2t_lite.decode.tree_constraint`; needs `target_tokens_whole`).
-    tree_constraint: bool = False
 
     def raw_pairs(self, split: str, tmp_dir: Optional[str]) -> Iterator[Pair]:
         """Yields the (source, target) strings of `split` ("train", "dev" or "test").
@@ -100,6 +116,35 @@ class Problem:
         """How many TFRecord shards datagen writes for `split`."""
         check_split(split)
         return self.num_train_shards if split == "train" else 1
+
+    # What differs between problems after training. The decoder, the trainer's
+    # evaluation and the exporter ask the problem; they never test its name.
+
+    def dev_scores(self, hypotheses: Sequence[str], references: Sequence[str],
+                   sources: Sequence[str]) -> Dict[str, float]:
+        """Metrics of decoded dev outputs against their references (the dev
+        evaluation's), each a float keyed by name. Default: sacreBLEU and exact match.
+
+        Args:
+          hypotheses, references, sources: detokenized model outputs (before
+            `postprocess`), reference targets and the inputs, one per example.
+        """
+        return translation_scores(hypotheses, references)
+
+    def postprocess(self, output: str, source: str) -> str:
+        """One decoded hypothesis as the decoder writes it, given its input line.
+        Default: as decoded."""
+        return output
+
+    def report(self, outputs: Sequence[str], reference_path: str) -> str:
+        """The score the decoder prints for `outputs` (after `postprocess`, one
+        per line of the reference file). Default: sacreBLEU with its signature."""
+        return bleu_report(outputs, reference_path)
+
+    def search_constraint(self, vocab) -> Optional[SearchConstraint]:
+        """A constraint on what the search may write (see `SearchConstraint`),
+        applied by default when decoding; None: any token sequence."""
+        return None
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(name={self.name!r}, "

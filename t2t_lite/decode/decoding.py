@@ -1,20 +1,25 @@
-"""Decoding files: one output line per input line, in input order.
+"""The decoder program's library: decoding lines, output options and formatting.
+
+One output line per input line, in input order.
 
 Inputs are sorted by length so that batches hold sentences of similar length
 (less padding, earlier stops), then the outputs are put back in input order.
 Empty (or whitespace-only) input lines give empty output lines without
-running the model. Inputs longer than the decode params' `max_input_length`
+running the model. Inputs longer than the search's `max_input_length`
 (default: the model's `max_length` subwords, EOS included) are truncated to it.
 """
 
+import dataclasses
 import sys
 import time
-from typing import Callable, List, Optional, Sequence, TextIO
+from typing import Callable, List, Optional, Sequence, TextIO, Tuple
 
 import tensorflow as tf
 
-from t2t_lite.decode.translator import DecodeParams, Translator
+from t2t_lite.decode.search import SearchParams
+from t2t_lite.decode.translator import Translator
 from t2t_lite.errors import T2TError
+from t2t_lite.hparams_lib import parse_overrides
 
 
 def read_lines(path: str) -> List[str]:
@@ -40,21 +45,68 @@ def read_lines(path: str) -> List[str]:
     return out
 
 
-def _format(hypotheses: Sequence[str], scores: Sequence[float], params: DecodeParams) -> str:
-    beams = range(len(hypotheses) if params.return_beams else 1)
-    if params.write_beam_scores:
+@dataclasses.dataclass(frozen=True)
+class DecodeOptions:
+    """How t2t-decoder batches and writes its output; the rest of --decode_hparams
+    is `SearchParams` (an exported model fixes those and has none of these)."""
+
+    batch_size: int = 32              # sentences per batch
+    return_beams: bool = False        # write all beams, TAB-separated
+    write_beam_scores: bool = False   # append each hypothesis' score
+
+    def __post_init__(self):
+        if self.batch_size < 1:
+            raise T2TError(f"batch_size must be >= 1, got {self.batch_size}.")
+
+
+def parse_decode_hparams(search_defaults: SearchParams, overrides: str,
+                         options: DecodeOptions = DecodeOptions()
+                         ) -> Tuple[SearchParams, DecodeOptions]:
+    """Splits t2t's --decode_hparams ("beam_size=4,batch_size=64") into search
+    parameters (over `search_defaults`) and output options.
+
+    Raises:
+      T2TError: a malformed item, an unknown key (naming the known ones) or a bad value.
+    """
+    option_keys = {f.name for f in dataclasses.fields(DecodeOptions)}
+    search_items, option_items = [], []
+    for item in (item for item in (overrides or "").split(",") if item.strip()):
+        key = item.partition("=")[0].strip()
+        (option_items if key in option_keys else search_items).append(item)
+    try:
+        search = search_defaults.parse(",".join(search_items))
+    except T2TError as e:
+        if "Unknown" not in str(e):
+            raise
+        known = sorted(option_keys | {f.name for f in dataclasses.fields(SearchParams)})
+        raise T2TError(f"{e} Known decode hparams: {', '.join(known)}.") from None
+    return search, parse_overrides(options, ",".join(option_items), "decode hparam")
+
+
+def format_hypotheses(hypotheses: Sequence[str], scores: Sequence[float],
+                      options: DecodeOptions) -> str:
+    """One output line: the best hypothesis, or with `return_beams` all of them
+    TAB-separated; with `write_beam_scores` each followed by a TAB and its score."""
+    beams = range(len(hypotheses) if options.return_beams else 1)
+    if options.write_beam_scores:
         return "\t".join(f"{hypotheses[b]}\t{scores[b]:.4f}" for b in beams)
     return "\t".join(hypotheses[b] for b in beams)
 
 
 def decode_lines(translator: Translator, lines: Sequence[str],
+                 options: DecodeOptions = DecodeOptions(),
+                 postprocess: Optional[Callable[[str, str], str]] = None,
                  progress: Optional[Callable[[int, int, float], None]] = None) -> List[str]:
     """Translates `lines`; returns exactly one output string per input line.
 
-    With `return_beams`, an output holds all beams separated by TABs (each
-    followed by its score with `write_beam_scores`).
+    Args:
+      translator: the text wrapper over the search.
+      lines: input lines; empty (or whitespace-only) ones give "" without decoding.
+      options: batch size and output format (`format_hypotheses`).
+      postprocess: (hypothesis, input line) -> what to write, applied to every
+        hypothesis (the problem's `postprocess`, e.g. trees over the input words).
+      progress: called as (done, total, seconds) after each batch.
     """
-    params = translator.params
     outputs = [""] * len(lines)
     todo = [i for i, line in enumerate(lines) if line.strip()]
     if not todo:
@@ -63,20 +115,26 @@ def decode_lines(translator: Translator, lines: Sequence[str],
     lengths = encoded.row_lengths().numpy()
     order = sorted(range(len(todo)), key=lambda j: -int(lengths[j]))  # positions in `todo`
     start, done = time.time(), 0
-    for begin in range(0, len(order), params.batch_size):
-        positions = order[begin:begin + params.batch_size]
+    for begin in range(0, len(order), options.batch_size):
+        positions = order[begin:begin + options.batch_size]
         inputs = translator.pad(tf.gather(encoded, positions))
         hypotheses, scores = translator.nbest_ids(inputs)
         for j, hyps, sc in zip(positions, hypotheses, scores):
-            outputs[todo[j]] = _format(hyps, sc, params)
+            line = lines[todo[j]]
+            if postprocess is not None:
+                hyps = [postprocess(h, line) for h in hyps]
+            outputs[todo[j]] = format_hypotheses(hyps, sc, options)
         done += len(positions)
         if progress is not None:
             progress(done, len(todo), time.time() - start)
     return outputs
 
 
-def stderr_progress(done: int, total: int, seconds: float, stream: TextIO = sys.stderr) -> None:
-    """Prints "decoded 320/3003 sentences, 41.2 sentences/s" to stderr."""
+def stderr_progress(done: int, total: int, seconds: float,
+                    stream: Optional[TextIO] = None) -> None:
+    """Prints "decoded 320/3003 sentences, 41.2 sentences/s" to `stream` (default:
+    `sys.stderr` at the time of the call, which the programs replace while they run)."""
+    stream = stream or sys.stderr
     stream.write(f"\rdecoded {done}/{total} sentences, {done / max(seconds, 1e-9):.1f} "
                  "sentences/s" + ("\n" if done == total else ""))
     stream.flush()

@@ -1,6 +1,6 @@
 """Exporting a model directory as a SavedModel that TF Serving loads as is.
 
-    path = export("runs/ende", "exports/ende", DecodeParams(beam_size=4, alpha=0.6))
+    path = export("runs/ende", "exports/ende", SearchParams(beam_size=4, alpha=0.6))
     # -> "exports/ende/3" (the next integer version)
 
 One graph does everything a client would otherwise have to do:
@@ -16,9 +16,14 @@ Signatures:
                       scores  float32    [batch, beam]
 
 Behaviour (the same as `Translator.translate` and t2t-decoder):
-  - the decode hparams (beam_size, alpha, extra_length, length_penalty,
-    max_input_length) are fixed at export time; batch_size, return_beams and
-    write_beam_scores are t2t-decoder options and have no effect here;
+  - the search parameters (`SearchParams`: beam_size, alpha, extra_length,
+    min_length, length_penalty, max_input_length, sampling, tree_constraint)
+    are fixed at export time; t2t-decoder's output options (batch_size,
+    return_beams, write_beam_scores) are not decode hparams here (an error):
+    `nbest` returns every beam with its score;
+  - the problem's search constraint (parsing: well-formed trees) runs in the
+    graph; its post-processing does not (a parsing model returns linearized
+    trees: de-linearize on the client);
   - an input longer than `max_input_length` subwords (default: the model's
     `max_length`, EOS included) keeps its first `max_input_length - 1`
     subwords and the EOS; the rest is not translated;
@@ -41,15 +46,15 @@ import os
 import shutil
 import tempfile
 import time
-from typing import List, Optional, Union
+from typing import Optional, Union
 
 import tensorflow as tf
 
-from t2t_lite import registry
-from t2t_lite.decode import checkpoints
-from t2t_lite.decode.translator import DecodeParams, Translator
+from t2t_lite import checkpoints
+from t2t_lite import model_dir as model_dir_lib
+from t2t_lite.data.vocab import EOS_ID
+from t2t_lite.decode.search import Search, SearchParams, search_for_problem
 from t2t_lite.errors import T2TError
-from t2t_lite.train import model_dir as model_dir_lib
 
 # Python's str.isspace() set in RE2 syntax: \t..\r, \x1c..\x1f, \x85 and Unicode separators.
 _BLANK_PATTERN = r"[\t-\r\x{1c}-\x{1f}\x{85}\p{Z}]*"
@@ -60,24 +65,22 @@ class TranslationModule(tf.Module):
     """Model weights, tokenizer and search in one `tf.Module` with serving signatures.
 
     Args:
-      model: a built Transformer (weights restored).
-      vocab: its `SubwordVocab`.
-      params: the decode hparams, fixed in the graph.
+      search: the search over the model's weights, its parameters fixed in the graph.
+      vocab: the model's `SubwordVocab`.
       vocab_file: the vocabulary file to store as an asset (optional).
     """
 
-    def __init__(self, model, vocab, params: DecodeParams, vocab_file: Optional[str] = None):
+    def __init__(self, search: Search, vocab, vocab_file: Optional[str] = None):
         super().__init__(name="t2t_lite_translation")
         # The TF1/C++ loader (TF Serving, saved_model_cli run) restores variables by
         # the graph's handles: tracking the tf.Variables beneath Keras 3's variables
         # saves them as plain resource variables (see STACK-NOTES.md). The Keras model
         # itself is not tracked: it only adds unused functions to the SavedModel.
-        self.model_variables = [v.value for v in model.variables]
+        self.model_variables = [v.value for model in search.models for v in model.variables]
         self.vocab = vocab  # tracks the SentencepieceOp resource (re-created on load)
         if vocab_file:
             self.vocab_file = tf.saved_model.Asset(vocab_file)
-        translator = Translator(model, vocab, params)
-        max_input_length = translator.max_input_length
+        max_input_length = search.max_input_length
 
         @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
         def nbest(inputs):
@@ -85,8 +88,8 @@ class TranslationModule(tf.Module):
             ragged = vocab.encode(inputs)  # [B, (S)], EOS last
             # Truncate as Translator.encode does: the first max_input_length - 1 subwords + EOS.
             words = ragged[:, :-1][:, :max_input_length - 1]
-            ids = tf.concat([words, tf.ones([words.nrows(), 1], tf.int32)], axis=1)
-            ids, scores = translator.search(ids.to_tensor())  # [B, beam, T], [B, beam]
+            ids = tf.concat([words, tf.fill([words.nrows(), 1], EOS_ID)], axis=1)
+            ids, scores = search.search(ids.to_tensor())  # [B, beam, T], [B, beam]
             shape = tf.shape(ids)
             texts = tf.reshape(vocab.decode(tf.reshape(ids, [-1, shape[2]])), shape[:2])
             blank = tf.strings.regex_full_match(inputs, _BLANK_PATTERN)[:, tf.newaxis]  # [B, 1]
@@ -129,23 +132,11 @@ def _prepare_export_dir(export_dir: str) -> None:
         raise T2TError(f"Export directory {export_dir!r} is not writable.")
 
 
-def _resolve_params(model_dir: str, decode_params: Union[DecodeParams, str, None]) -> DecodeParams:
-    """A `DecodeParams` as given, or the problem's defaults with "a=1,b=2" overrides."""
-    if isinstance(decode_params, DecodeParams):
+def _resolve_params(problem, decode_params: Union[SearchParams, str, None]) -> SearchParams:
+    """A `SearchParams` as given, or the problem's defaults with "a=1,b=2" overrides."""
+    if isinstance(decode_params, SearchParams):
         return decode_params
-    problem = registry.problem(model_dir_lib.read_problem(model_dir)["problem"])
-    defaults = DecodeParams.for_problem(problem)
-    return defaults.parse(decode_params or "")
-
-
-def _checkpoints_used(model_dir: str, checkpoint_path: Optional[str],
-                      checkpoint_average: int) -> List[str]:
-    """The checkpoint prefixes `load_model` restores (for export.json)."""
-    if checkpoint_path and checkpoint_average == 1:
-        return [checkpoint_path]
-    available = checkpoints.list_checkpoints(model_dir)  # load_model checked checkpoint_path
-    end = available.index(checkpoint_path) + 1 if checkpoint_path else len(available)
-    return available[max(0, end - checkpoint_average):end]
+    return SearchParams.for_problem(problem).parse(decode_params or "")
 
 
 def _write_provenance(model_dir: str, path: str, info: dict) -> None:
@@ -158,7 +149,7 @@ def _write_provenance(model_dir: str, path: str, info: dict) -> None:
 
 
 def export(model_dir: str, export_dir: str,
-           decode_params: Union[DecodeParams, str, None] = None,
+           decode_params: Union[SearchParams, str, None] = None,
            checkpoint_path: Optional[str] = None, checkpoint_average: int = 1) -> str:
     """Writes a servable SavedModel of `model_dir` to `export_dir/<next version>/`.
 
@@ -169,7 +160,7 @@ def export(model_dir: str, export_dir: str,
     Args:
       model_dir: a model directory written by t2t-trainer or t2t-avg-checkpoints.
       export_dir: the base directory of versions (created if missing).
-      decode_params: a `DecodeParams`, or "beam_size=4,alpha=0.6"-style overrides
+      decode_params: a `SearchParams`, or "beam_size=4,alpha=0.6"-style overrides
         of the problem's decode defaults (None: the defaults).
       checkpoint_path: a `ckpt-N` prefix (default: the latest).
       checkpoint_average: average the last N checkpoints (up to the chosen one).
@@ -183,12 +174,14 @@ def export(model_dir: str, export_dir: str,
     """
     if not os.path.isdir(model_dir):
         raise T2TError(f"Model directory {model_dir!r} does not exist.")
-    params = _resolve_params(model_dir, decode_params)
-    model, vocab, _, _ = checkpoints.load_model(model_dir, checkpoint_path, checkpoint_average)
-    used = _checkpoints_used(model_dir, checkpoint_path, checkpoint_average)
+    problem = model_dir_lib.problem_of(model_dir)
+    params = _resolve_params(problem, decode_params)
+    model, vocab, _, _ = model_dir_lib.load_model(model_dir, checkpoint_path, checkpoint_average)
+    used = checkpoints.select_checkpoints(model_dir, checkpoint_path or "", checkpoint_average)
     _prepare_export_dir(export_dir)
     vocab_file = model_dir_lib.vocab_path(model_dir)
-    module = TranslationModule(model, vocab, params, vocab_file)
+    module = TranslationModule(search_for_problem(model, problem, vocab, params), vocab,
+                               vocab_file)
     info = {"model_dir": os.path.abspath(model_dir), "checkpoints": used,
             "decode_params": dataclasses.asdict(params),
             "tensorflow": tf.__version__, "exported_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}

@@ -1,11 +1,12 @@
 """Decoder output of a parsing model -> trees, and their EVALB score.
 
-The decoder calls these for a problem whose `metric` is "evalb":
+The parsing problem (`problems/parsing_wsj.py`) uses these for what it does
+differently from translation after training:
 
-  - `output_trees(outputs, inputs)` de-linearizes each output line over the
+  - `output_tree(output, words)` de-linearizes one decoded hypothesis over the
     words of its input line (`linearize.delinearize`, which repairs malformed
-    output), so every line written is a well-formed `(TOP ...)` tree over
-    exactly the input words; an empty input line stays an empty line.
+    output), so every tree written is a well-formed `(TOP ...)` tree over
+    exactly the input words; an input without words gives "".
   - `evalb_report(trees, gold_path)` scores them against the gold trees with
     EVALB's rules (COLLINS.prm by default) and returns the summary to print.
 
@@ -38,37 +39,6 @@ def output_tree(output: str, words: str) -> str:
     if not words.split():
         return ""
     return str(delinearize(output, words))
-
-
-def output_trees(outputs: Sequence[str], inputs: Sequence[str], return_beams: bool = False,
-                 write_beam_scores: bool = False) -> list[str]:
-    """De-linearizes decoder output lines over their input lines.
-
-    Args:
-      outputs: one decoder output line per input line.
-      inputs: the input lines (words separated by spaces).
-      return_beams: output lines hold TAB-separated hypotheses (all beams).
-      write_beam_scores: each hypothesis is followed by a TAB and its score,
-        which is kept as it is.
-
-    Returns:
-      One line per input line, each hypothesis replaced by its tree.
-
-    Raises:
-      T2TError: `outputs` and `inputs` differ in length.
-    """
-    if len(outputs) != len(inputs):
-        raise T2TError(f"{len(outputs)} decoder outputs for {len(inputs)} input lines.")
-    if not return_beams and not write_beam_scores:
-        return [output_tree(out, words) for out, words in zip(outputs, inputs)]
-    step = 2 if write_beam_scores else 1
-    lines = []
-    for out, words in zip(outputs, inputs):
-        fields = out.split("\t")
-        for i in range(0, len(fields), step):
-            fields[i] = output_tree(fields[i], words)
-        lines.append("\t".join(fields))
-    return lines
 
 
 def read_gold_trees(path: Union[str, pathlib.Path]) -> list[str]:

@@ -1,46 +1,45 @@
-"""Evaluation on the dev split: loss, per-subword perplexity, token accuracy, BLEU (EVALB F1)."""
+"""Evaluation on the dev split: loss, per-subword perplexity, token accuracy, and the
+problem's metrics of greedy translations (BLEU and exact match; parsing: EVALB F1)."""
 
 import math
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, Optional, Sequence
 
 import tensorflow as tf
 
-from t2t_lite.data.pipeline import make_dataset
 from t2t_lite.hparams_lib import HParams
 from t2t_lite.train.loss import smoothed_cross_entropy, token_statistics
 
 _SPEC = tf.TensorSpec([None, None], tf.int32)
 
 
+# (hypotheses, references, sources) -> {metric name: value}, e.g. `Problem.dev_scores`.
+ScoresFn = Callable[[Sequence[str], Sequence[str], Sequence[str]], Dict[str, float]]
+
+
 class Evaluator:
     """Computes dev metrics of one model; built once per training run.
 
-    The compiled loss function and the greedy translator are created on
+    The compiled loss function and the translator's search are traced on
     first use and reused, so later evaluations do not trace them again.
 
     Args:
       model: the model being trained.
-      hp: its hparams (label smoothing, batch size, max length).
-      data_dir, problem_name: where the dev shards are.
-      translator_factory: model -> `Translator`, for greedy decoding metrics; None: none.
-      metric: the problem's metric; "evalb" adds EVALB F1 of the de-linearized trees.
+      hp: its hparams (label smoothing).
+      dev_dataset_fn: () -> the dev batches ({"inputs", "targets"}), read in
+        full at each evaluation (or the first `eval_steps` batches).
+      translator: a (greedy) `Translator` over `model`, for decoding metrics; None: none.
+      dev_scores: the problem's metrics of decoded outputs (`Problem.dev_scores`).
     """
 
-    def __init__(self, model, hp: HParams, data_dir: str, problem_name: str,
-                 translator_factory: Optional[Callable] = None, metric: str = "bleu"):
+    def __init__(self, model, hp: HParams, dev_dataset_fn: Callable[[], tf.data.Dataset],
+                 translator=None, dev_scores: Optional[ScoresFn] = None):
         self.model = model
         self.hp = hp
-        self.data_dir = data_dir
-        self.problem_name = problem_name
-        self.translator_factory = translator_factory
-        self.metric = metric
-        self._translator = None
+        self.dev_dataset_fn = dev_dataset_fn
+        self.translator = translator
+        self.dev_scores = dev_scores
         self._batch_stats = tf.function(self._stats,
                                         input_signature=[{"inputs": _SPEC, "targets": _SPEC}])
-
-    def _dev_dataset(self) -> tf.data.Dataset:
-        return make_dataset(self.data_dir, self.problem_name, "dev", self.hp.batch_size,
-                            self.hp.max_length, training=False)
 
     def _stats(self, batch):
         logits = self.model(batch, training=False)
@@ -53,14 +52,14 @@ class Evaluator:
 
         Args:
           eval_steps: dev batches to read; 0: the whole split.
-          decode_sentences: dev sentences to decode greedily for sacreBLEU and
-            exact match (needs a translator factory); 0: none.
+          decode_sentences: dev sentences to decode greedily for the problem's
+            metrics (needs a translator); 0: none.
         Returns:
-          {"loss", "perplexity", "accuracy"[, "bleu", "exact_match"[, "evalb_f1"]]}:
-          loss is label-smoothed like the training loss; perplexity and
-          accuracy are per real subword.
+          {"loss", "perplexity", "accuracy"[, the problem's: "bleu",
+          "exact_match"[, "evalb_f1"]]}: loss is label-smoothed like the
+          training loss; perplexity and accuracy are per real subword.
         """
-        dataset = self._dev_dataset()
+        dataset = self.dev_dataset_fn()
         if eval_steps:
             dataset = dataset.take(eval_steps)
         totals = tf.zeros([4])
@@ -71,34 +70,19 @@ class Evaluator:
         metrics = {"loss": loss_sum / tokens,
                    "perplexity": math.exp(min(nll_sum / tokens, 50.0)),
                    "accuracy": correct / tokens}
-        if decode_sentences and self.translator_factory is not None:
+        if decode_sentences and self.translator is not None and self.dev_scores is not None:
             metrics.update(self._decoding_metrics(decode_sentences))
         return metrics
 
     def _decoding_metrics(self, sentences: int) -> Dict[str, float]:
-        """sacreBLEU and exact match of greedy translations of the first dev examples.
-
-        Exact match is what single-word outputs (the numbers problem) are judged
-        by: their BLEU is 0 whenever a sentence has fewer than four tokens.
-        """
-        from t2t_lite.decode.bleu import corpus_bleu
-
-        if self._translator is None:
-            self._translator = self.translator_factory(self.model)
-        translator = self._translator
+        """The problem's scores of greedy translations of the first dev examples."""
+        translator = self.translator
         hypotheses, references, sources = [], [], []
-        for batch in self._dev_dataset():
+        for batch in self.dev_dataset_fn():
             hypotheses += translator.translate_ids(batch["inputs"])
             references += translator.detokenize(batch["targets"])
-            if self.metric == "evalb":  # de-linearization needs the input words
-                sources += translator.detokenize(batch["inputs"])
+            sources += translator.detokenize(batch["inputs"])
             if len(references) >= sentences:
                 break
-        hypotheses, references = hypotheses[:sentences], references[:sentences]
-        score, _ = corpus_bleu(hypotheses, references)
-        exact = sum(h == r for h, r in zip(hypotheses, references)) / max(len(references), 1)
-        metrics = {"bleu": float(score.score), "exact_match": exact}
-        if self.metric == "evalb":
-            from t2t_lite.parsing.outputs import linearized_f1
-            metrics["evalb_f1"] = linearized_f1(hypotheses, references, sources[:sentences])
-        return metrics
+        return self.dev_scores(hypotheses[:sentences], references[:sentences],
+                               sources[:sentences])

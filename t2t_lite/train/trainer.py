@@ -1,7 +1,10 @@
 """The training loop: strategy, gradient accumulation, checkpoints, resume, evaluation.
 
-    trainer = Trainer(hparams, problem_name, data_dir, output_dir, vocab_size, options)
+    trainer = Trainer(hparams, model, optimizer, dataset_fn, output_dir, options,
+                      strategy, evaluator)
     result = trainer.train()
+
+`t2t_lite.train.experiment` builds these parts from a problem's shards.
 
 The loss of an optimizer step is the label-smoothed cross-entropy summed over
 every real target token of the step (all replicas, all accumulated
@@ -16,21 +19,17 @@ import functools
 import json
 import math
 import os
-import random
 import signal
 import time
 from typing import Callable, Dict, Optional
 
 import keras
-import numpy as np
 import tensorflow as tf
 
-import t2t_lite
-from t2t_lite.data.pipeline import make_dataset
+from t2t_lite import checkpoints, model_dir
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
-from t2t_lite.train import evaluation, model_dir
-from t2t_lite.train.schedule import make_optimizer
+from t2t_lite.train.keras_internals import dropout_seed_states
 from t2t_lite.train.step import apply_global_mean, replica_gradients
 from t2t_lite.train.strategy import is_chief
 
@@ -69,35 +68,6 @@ class TrainResult:
     eval_metrics: Dict[str, float]
 
 
-def set_random_seed(seed: int) -> None:
-    """Seeds Python, NumPy and Keras (weight initialisers, dropout) like
-    `keras.utils.set_random_seed`, but without `tf.random.set_seed`.
-
-    In eager mode `tf.random.set_seed` resets TensorFlow's kernel cache,
-    which destroys the SentencePiece resources of every tokenizer created
-    before it ("Resource ..._SentencepieceOp does not exist"). Nothing here
-    needs TF's global seed: tf.data shuffles with explicit seeds, and Keras'
-    initialisers and dropout draw from Keras' own seed generators.
-    """
-    from keras.src.backend.common import global_state
-    from keras.src.random import seed_generator
-    from keras.src.utils import rng_utils
-    global_state.set_global_attribute(rng_utils.GLOBAL_RANDOM_SEED, seed)
-    global_state.set_global_attribute(seed_generator.GLOBAL_SEED_GENERATOR, None)
-    random.seed(seed)
-    np.random.seed(seed)
-
-
-def _seed_states(model: keras.Model):
-    """The state variables of the dropout layers' seed generators.
-
-    Keras keeps them out of `model.weights`; checkpointing them makes a
-    resumed run draw the same dropout masks as an uninterrupted one.
-    """
-    return [generator.state for layer in model._flatten_layers()
-            for generator in getattr(layer, "_seed_generators", [])]
-
-
 def accumulation_steps(hp: HParams, num_replicas: int) -> int:
     """Micro-batches per optimizer step so that a step sees ~hp.tokens_per_step tokens."""
     if not hp.tokens_per_step:
@@ -105,31 +75,43 @@ def accumulation_steps(hp: HParams, num_replicas: int) -> int:
     return max(1, math.ceil(hp.tokens_per_step / (hp.batch_size * num_replicas)))
 
 
-class Trainer:
-    """Trains one model in `output_dir` on one problem's shards in `data_dir`."""
+# `(input_context, seed) -> tf.data.Dataset` of {"inputs", "targets"} batches for
+# one input pipeline (one per worker; see `tf.distribute.InputContext`).
+DatasetFn = Callable[[tf.distribute.InputContext, int], tf.data.Dataset]
 
-    def __init__(self, hparams: HParams, problem_name: str, data_dir: str, output_dir: str,
-                 vocab_size: int, options: TrainOptions,
+
+class Trainer:
+    """Trains `model` with `optimizer` on `dataset_fn`'s batches, checkpointing in `output_dir`.
+
+    Args:
+      hparams: what is trained (label smoothing, batch and step sizes).
+      model, optimizer: built inside `strategy.scope()`.
+      dataset_fn: the training batches (`DatasetFn`); called with the seed
+        `options.random_seed` (+ the resumed step on several replicas).
+      output_dir: the model directory (`t2t_lite.model_dir`): checkpoints,
+        TensorBoard events, `best/`.
+      options: how to run (`TrainOptions`).
+      strategy: the `tf.distribute` strategy (default: the current one).
+      evaluator: dev metrics (`evaluation.Evaluator`); None: no evaluation.
+    """
+
+    def __init__(self, hparams: HParams, model: keras.Model, optimizer, dataset_fn: DatasetFn,
+                 output_dir: str, options: TrainOptions,
                  strategy: Optional[tf.distribute.Strategy] = None,
-                 translator_factory: Optional[Callable] = None, metric: str = "bleu"):
+                 evaluator: Optional[Callable[..., Dict[str, float]]] = None):
         self.hp = hparams
-        self.problem_name = problem_name
-        self.data_dir = data_dir
+        self.model = model
+        self.optimizer = optimizer
         self.output_dir = output_dir
         self.options = options
         self.strategy = strategy or tf.distribute.get_strategy()
         self.chief = is_chief(self.strategy)
         self.train_steps = options.train_steps or hparams.train_steps
         self.accumulate = accumulation_steps(hparams, self.strategy.num_replicas_in_sync)
+        self.evaluator = evaluator
         self._signal = None
 
-        set_random_seed(options.random_seed)
         with self.strategy.scope():
-            self.model = t2t_lite.build_model(hparams, vocab_size)
-            optimizer = make_optimizer(hparams)
-            if keras.config.dtype_policy().name == "mixed_float16":
-                optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-            self.optimizer = optimizer
             self.optimizer.build(self.model.trainable_variables)
             if self.accumulate > 1:
                 self.accumulators = [
@@ -140,21 +122,22 @@ class Trainer:
                 self.accumulated_tokens = tf.Variable(
                     0.0, trainable=False, synchronization=tf.VariableSynchronization.ON_READ,
                     aggregation=tf.VariableAggregation.SUM)
-        self._data_seed_offset = 0
+        seed = options.random_seed
         if self.strategy.num_replicas_in_sync > 1:
             # Multi-replica iterators cannot be checkpointed (see below): reseed by
             # the step of the latest checkpoint instead.
-            latest = tf.train.latest_checkpoint(output_dir)
-            self._data_seed_offset = int(latest.rsplit("-", 1)[1]) if latest else 0
-        self.dataset = self.strategy.distribute_datasets_from_function(self._dataset_fn)
+            seed += checkpoints.latest_step(output_dir)
+        self.dataset = self.strategy.distribute_datasets_from_function(
+            lambda input_context: dataset_fn(input_context, seed))
         self.iterator = iter(self.dataset)
         state = dict(model=self.model, optimizer=self.optimizer,
-                     dropout_seeds=_seed_states(self.model))
-        # A single-device iterator is checkpointable (shuffle buffer included),
-        # so a resumed run continues with the same batches. tf.distribute's
-        # multi-replica iterators are not: they restart the pipeline, reseeded
-        # by the step so a resumed run does not repeat the first batches.
-        self.exact_data_resume = isinstance(self.iterator, tf.__internal__.tracking.Trackable)
+                     dropout_seeds=dropout_seed_states(self.model))
+        # A single-device iterator is a checkpointable tf.data.Iterator (shuffle
+        # buffer included), so a resumed run continues with the same batches.
+        # tf.distribute's multi-replica iterators are not: they restart the
+        # pipeline, reseeded by the step so a resumed run does not repeat the
+        # first batches.
+        self.exact_data_resume = isinstance(self.iterator, tf.data.Iterator)
         if self.exact_data_resume:
             state["data"] = self.iterator
         self.checkpoint = tf.train.Checkpoint(**state)
@@ -163,21 +146,10 @@ class Trainer:
         self.manager = tf.train.CheckpointManager(self.checkpoint, directory,
                                                   max_to_keep=options.keep_checkpoint_max or None)
         self._train_step = self._make_train_step()
-        self.evaluator = evaluation.Evaluator(self.model, hparams, data_dir, problem_name,
-                                              translator_factory, metric)
         self._writers = {
             name: (tf.summary.create_file_writer(os.path.join(output_dir, name)) if self.chief
                    else tf.summary.create_noop_writer())
             for name in ("train", "eval")}
-
-    # -- Data -----------------------------------------------------------------
-
-    def _dataset_fn(self, input_context):
-        seed = self.options.random_seed + self._data_seed_offset
-        return make_dataset(self.data_dir, self.problem_name, "train", self.hp.batch_size,
-                            self.hp.max_length, training=True, seed=seed,
-                            input_context=input_context,
-                            pad_to_bucket_boundary=self.options.jit_compile)
 
     # -- The compiled step ----------------------------------------------------
 
@@ -310,16 +282,18 @@ class Trainer:
         return TrainResult(self.step, loss, False, metrics)
 
     def evaluate(self) -> Dict[str, float]:
-        """Dev loss, perplexity, accuracy and (with a translator) greedy BLEU; logged."""
+        """Dev loss, perplexity, accuracy and the problem's decoding metrics; logged.
+        Without an evaluator: {}."""
+        if self.evaluator is None:
+            return {}
         metrics = self.evaluator(self.options.eval_steps, self.options.eval_bleu_sentences)
         writer = self._writers["eval"]
         with writer.as_default(step=self.step):
             for name, value in metrics.items():
                 tf.summary.scalar(name, value)
         writer.flush()
-        if self.chief:
-            if "bleu" in metrics:
-                self._keep_if_best(metrics["bleu"])
+        if self.chief and "bleu" in metrics:
+            self._keep_if_best(metrics["bleu"])
         print(f"eval step {self.step}: " +
               "  ".join(f"{k} {v:.4f}" for k, v in sorted(metrics.items())), flush=True)
         return metrics
@@ -327,8 +301,8 @@ class Trainer:
     def _keep_if_best(self, bleu: float) -> None:
         """Keeps the weights of the best dev BLEU so far in `output_dir/best`.
 
-        `best/` is a model directory of its own (metadata + one weights-only
-        checkpoint), so `t2t-decoder --output_dir=M/best` decodes with it.
+        `best/` is a weights-only model directory (`model_dir.write_weights`),
+        so `t2t-decoder --output_dir=M/best` decodes with it.
         """
         if not os.path.exists(os.path.join(self.output_dir, model_dir.HPARAMS_FILE)):
             return  # not a model directory written by model_dir.prepare
@@ -338,10 +312,7 @@ class Trainer:
             with open(record_path, encoding="utf-8") as f:
                 if json.load(f)["bleu"] >= bleu:
                     return
-        model_dir.copy_metadata(self.output_dir, best_dir)
-        manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=self.model), best_dir,
-                                             max_to_keep=1)
-        manager.save(checkpoint_number=self.step)
+        model_dir.write_weights(self.output_dir, best_dir, self.model, self.step)
         with open(record_path + ".tmp", "w", encoding="utf-8") as f:
             json.dump({"bleu": bleu, "step": self.step}, f)
         os.replace(record_path + ".tmp", record_path)

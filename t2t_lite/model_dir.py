@@ -1,4 +1,4 @@
-"""The self-describing model directory.
+"""The self-describing model directory: what training writes and everything else reads.
 
 Everything the decoder and the exporter need is written here when training
 starts, so they rebuild the model from this directory alone:
@@ -8,13 +8,23 @@ starts, so they rebuild the model from this directory alone:
     <vocab file>   a copy of the problem's subword model
     checkpoint, ckpt-N.*   weights (tf.train.CheckpointManager)
     train/, eval/  TensorBoard event files
+    best/          a weights-only model directory of the best dev BLEU so far
+
+A weights-only model directory (`write_weights`: the metadata and one
+checkpoint of the model's weights) is what the trainer keeps as `best/` and
+what `t2t-avg-checkpoints` writes; every program reads it like any other.
 """
 
 import json
 import os
 import shutil
-from typing import Any, Dict
+from typing import Any, Dict, List, Optional, Tuple
 
+import keras
+
+import t2t_lite
+from t2t_lite import averaging, checkpoints
+from t2t_lite.data.vocab import SubwordVocab
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
 
@@ -107,3 +117,77 @@ def copy_metadata(src_dir: str, dst_dir: str) -> None:
     problem = read_problem(src_dir)
     for name in (problem["vocab_file"], PROBLEM_FILE, HPARAMS_FILE):
         shutil.copyfile(os.path.join(src_dir, name), os.path.join(dst_dir, name))
+
+
+def problem_of(model_dir: str):
+    """The registered `Problem` the model in `model_dir` was trained on."""
+    return t2t_lite.registry.problem(read_problem(model_dir)["problem"])
+
+
+PRECISIONS = ("float32", "bfloat16")
+
+
+def build_model(model_dir: str, precision: str = "float32") -> keras.Model:
+    """The model of `model_dir`, built with fresh weights.
+
+    Args:
+      precision: "float32", or "bfloat16" to compute in bfloat16 (Keras'
+        mixed_bfloat16 policy: float32 weights, bfloat16 matmuls and cache,
+        float32 softmax and logits), as in training with --precision.
+    """
+    if precision not in PRECISIONS:
+        raise T2TError(f"precision must be one of {PRECISIONS}, got {precision!r}.")
+    hparams = read_hparams(model_dir)
+    vocab_size = read_problem(model_dir)["vocab_size"]
+    previous_policy = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("mixed_bfloat16" if precision == "bfloat16" else "float32")
+    try:
+        return t2t_lite.build_model(hparams, vocab_size)
+    finally:
+        keras.config.set_dtype_policy(previous_policy)
+
+
+def load_model(model_dir: str, checkpoint_path: Optional[str] = None,
+               checkpoint_average: int = 1, precision: str = "float32",
+               ) -> Tuple[keras.Model, SubwordVocab, HParams, dict]:
+    """Rebuilds the model of `model_dir` and restores (or averages) its weights.
+
+    Args:
+      model_dir: a directory written by t2t-trainer or t2t-avg-checkpoints.
+      checkpoint_path: a specific `ckpt-N` prefix; default: the latest.
+      checkpoint_average: average the last N checkpoints (up to the chosen one).
+      precision: "float32" or "bfloat16" (see `build_model`).
+    Returns:
+      (model, vocab, hparams, problem info from problem.json).
+    """
+    hparams = read_hparams(model_dir)
+    problem = read_problem(model_dir)
+    vocab = SubwordVocab.from_file(vocab_path(model_dir))
+    model = build_model(model_dir, precision)
+    averaging.average_into(model, checkpoints.select_checkpoints(
+        model_dir, checkpoint_path or "", checkpoint_average))
+    return model, vocab, hparams, problem
+
+
+def write_weights(model_dir: str, dst_dir: str, model, step: int) -> str:
+    """Writes a weights-only model directory: `model_dir`'s metadata and
+    `model`'s weights as `dst_dir/ckpt-<step>` (the only checkpoint kept there).
+
+    Returns:
+      The written checkpoint prefix.
+    """
+    copy_metadata(model_dir, dst_dir)
+    return checkpoints.save_weights(model, dst_dir, step)
+
+
+def write_average(model_dir: str, avg_dir: str, paths: List[str]) -> str:
+    """Averages the checkpoints `paths` of `model_dir` into a new model directory `avg_dir`.
+
+    Returns:
+      The written checkpoint prefix (`avg_dir/ckpt-<last step>`).
+    """
+    if os.path.abspath(avg_dir) == os.path.abspath(model_dir):
+        raise T2TError("--avg_dir must differ from the model directory.")
+    model = build_model(model_dir)
+    averaging.average_into(model, paths)
+    return write_weights(model_dir, avg_dir, model, checkpoints.checkpoint_step(paths[-1]))

@@ -7,8 +7,8 @@ slot, and EVALB rejects the sentence. Constraining the search to sequences
 that are well-formed trees (as seq2seq parsers commonly do, e.g. Vinyals et
 al.'s successors) costs a few masked logits per step and removes those
 failures. tensor2tensor and keras-hub have no such search constraint, so it
-is written here, as a wrapper over the same "next-token logits" callback that
-`beam_search` and `sample` take.
+is written here, as the parsing problem's `SearchConstraint`: a mask over the
+next-token logits that `beam_search` and `sample` choose from.
 
 Token kinds come from the vocabulary: parsing vocabularies keep every target
 token whole as a SentencePiece user-defined symbol (`Problem.target_tokens_whole`),
@@ -43,7 +43,7 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite.data.vocab import WORD_START
-from t2t_lite.decode.search_common import NEG_INF
+from t2t_lite.decode.search_common import NEG_INF  # TODO tensors
 from t2t_lite.errors import T2TError
 from t2t_lite.parsing.linearize import (AMBIGUOUS_PUNCTUATION_PATTERN, DELETED_PUNCTUATION_TAGS,
                                         DELETED_PUNCTUATION_WORDS)
@@ -54,7 +54,6 @@ OTHER, SLOT, PUNCT_SLOT, OPEN, CLOSE, EOS = 0, 1, 2, 3, 4, 5
 # Word classes: the next slot's tag must not / must be a deleted punctuation tag, or either.
 WORD, PUNCTUATION, EITHER = 0, 1, 2
 MAX_OPEN_RUN = 6
-STATE_KEY = "tree_constraint"
 
 
 def token_kinds(pieces: Sequence[str], whole_target_ids: Sequence[int], eos_id: int = 1) -> np.ndarray:
@@ -107,7 +106,7 @@ def _classify(words: tf.RaggedTensor) -> tf.Tensor:
 
 def initial_state(texts: tf.Tensor) -> dict:
     """The constraint's per-hypothesis state for source `texts` tf.string [B],
-    to put in the search cache under `STATE_KEY`: beam search reorders the
+    which the search keeps in its cache: beam search reorders the
     counters with the beams; the words' count and classes are the same for
     every beam of an example, so they sit under "static" (tiled, never reordered)."""
     words = tf.strings.split(texts)  # [B, (W)]
@@ -117,20 +116,42 @@ def initial_state(texts: tf.Tensor) -> dict:
             "slots": zeros, "depth": zeros, "open_run": zeros}
 
 
-def constrain_to_trees(symbols_to_logits_fn, kinds: np.ndarray):
-    """Wraps a logits callback `(ids [rows], step, cache) -> (logits [rows, V], cache)`
-    so that only well-formed trees can be written (rules in the module docstring).
+class TreeConstraint:
+    """The parsing problem's `SearchConstraint`: only well-formed trees (rules
+    in the module docstring).
 
-    The cache must hold `initial_state(...)` under `STATE_KEY`; the wrapped
-    callback hands the rest of the cache to `symbols_to_logits_fn`.
+    Args:
+      kinds: int32 [vocab], `token_kinds` of the vocabulary.
+      vocab: the `SubwordVocab`, to read the input words back from model
+        inputs in `initial_state` (in-graph, so it works inside a SavedModel).
     """
-    kinds = tf.constant(kinds)  # [V]
 
-    def wrapped(ids, step, cache):
-        state = cache[STATE_KEY]
-        model_cache = {key: value for key, value in cache.items() if key != STATE_KEY}
-        logits, new_cache = symbols_to_logits_fn(ids, step, model_cache)  # [rows, V]
+    # Its initial state splits the input into words with SentencePiece ops,
+    # which XLA cannot compile.
+    supports_xla = False
 
+    def __init__(self, kinds: np.ndarray, vocab=None):
+        self.kinds = tf.constant(kinds)  # [V]
+        self.vocab = vocab
+
+    @classmethod
+    def from_vocab(cls, vocab) -> "TreeConstraint":
+        """The constraint for a vocabulary with whole tree tokens.
+
+        Raises:
+          T2TError: the vocabulary has no whole tree tokens (see `token_kinds`).
+        """
+        return cls(token_kinds(vocab.pieces(), vocab.whole_token_ids), vocab)
+
+    def initial_state(self, inputs: tf.Tensor) -> dict:
+        """The state for model inputs int32 [B, S]: `initial_state` of their words."""
+        return initial_state(self.vocab.decode(inputs))
+
+    def apply(self, logits, ids, step, state):
+        """Masks `logits` [rows, V] for the token after `ids` [rows]; returns
+        (masked logits, the state after `ids`)."""
+        del step  # the state counts what has been written
+        kinds = self.kinds
         last = tf.gather(kinds, ids)  # [rows]; the start id 0 is OTHER
         slots = state["slots"] + tf.cast((last == SLOT) | (last == PUNCT_SLOT), tf.int32)
         depth = (state["depth"] + tf.cast(last == OPEN, tf.int32)
@@ -153,8 +174,5 @@ def constrain_to_trees(symbols_to_logits_fn, kinds: np.ndarray):
         ], axis=1)
         allowed = tf.gather(allowed_kinds, kinds, axis=1)  # [rows, V]
         logits = tf.where(allowed, logits, tf.constant(NEG_INF, logits.dtype))
-        new_cache[STATE_KEY] = {"static": state["static"], "slots": slots, "depth": depth,
-                                "open_run": open_run}
-        return logits, new_cache
-
-    return wrapped
+        return logits, {"static": state["static"], "slots": slots, "depth": depth,
+                        "open_run": open_run}

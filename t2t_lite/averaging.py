@@ -1,0 +1,31 @@
+"""Checkpoint averaging (the paper's section 6.1).
+
+The paper averaged the last 5 checkpoints (base) or 20 (big), written at
+10-minute intervals. Only model weights are averaged; optimizer slots and the
+data position are not part of the average. `t2t_lite.model_dir` writes an
+averaged model directory; the decoder and the exporter average on the fly.
+"""
+
+from typing import Sequence
+
+import numpy as np
+
+from t2t_lite.checkpoints import restore_weights
+
+
+def average_into(model, paths: Sequence[str]) -> None:
+    """Sets `model`'s weights to the mean of its weights in the checkpoints `paths`.
+
+    The sum is taken in float64, so the order of the checkpoints does not change
+    the result beyond the final rounding to each variable's dtype.
+    """
+    if len(paths) == 1:
+        restore_weights(model, paths[0])
+        return
+    total = None
+    for path in paths:
+        restore_weights(model, path)
+        values = [v.numpy().astype(np.float64) for v in model.weights]
+        total = values if total is None else [t + v for t, v in zip(total, values)]
+    for variable, value in zip(model.weights, total):
+        variable.assign((value / len(paths)).astype(variable.dtype))

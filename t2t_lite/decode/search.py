@@ -1,0 +1,205 @@
+"""The compiled search: model(s) + search parameters -> output ids, no text.
+
+    search = Search(model, SearchParams(beam_size=4, alpha=0.6))
+    ids, scores = search.run(inputs)  # int32 [B, S] -> [B, beam, T], [B, beam]
+
+One `tf.function` encodes the inputs, builds each model's key/value cache and
+runs beam search (or sampling) over a next-token logits callback. Text in and
+out is `t2t_lite.decode.translator`'s job; output formatting belongs to the
+decoder program (`t2t_lite.decode.decoding`).
+
+Several models (an ensemble) decode together: each keeps its own cache, and
+the search sees the log of the mean of their probabilities at each step
+(fairseq's rule). A problem may add a `SearchConstraint` (parsing: only
+well-formed trees), whose state the search keeps in its cache.
+"""
+
+import dataclasses
+import functools
+import math
+from typing import Optional, Sequence, Tuple, Union
+
+import tensorflow as tf
+
+from t2t_lite.data.problem import SearchConstraint
+from t2t_lite.data.vocab import EOS_ID
+from t2t_lite.decode.beam_search import beam_search
+from t2t_lite.decode.sampling import sample
+from t2t_lite.decode.search_common import (CONSTRAINT_KEY, LENGTH_PENALTIES, constrained,
+                                           forbid_eos_before)
+from t2t_lite.errors import T2TError, did_you_mean
+from t2t_lite.hparams_lib import parse_overrides
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchParams:
+    """How to search (defaults: the paper's section 6.1). Part of t2t's --decode_hparams."""
+
+    beam_size: int = 4
+    alpha: float = 0.6
+    extra_length: int = 50            # max output length = input length + extra_length
+    min_length: int = 0               # no EOS before this many output tokens (fairseq --min-len)
+    length_penalty: str = "gnmt"      # or "fairseq"
+    max_input_length: int = 0         # longer inputs are truncated; 0: the model's max_length
+    sampling_temperature: float = 0.0  # > 0: sample instead of beam search
+    top_k: int = 0                    # sampling: only the k most likely tokens; 0: all
+    sampling_seed: int = 0
+    tree_constraint: bool = True      # apply the problem's search constraint, if it has
+                                      # one (parsing: only well-formed trees)
+
+    @classmethod
+    def for_problem(cls, problem, **overrides) -> "SearchParams":
+        """The problem's decoding defaults (beam size, alpha, extra length), with
+        keyword `overrides`."""
+        defaults = dict(beam_size=problem.beam_size, alpha=problem.alpha,
+                        extra_length=problem.extra_length)
+        return cls(**{**defaults, **overrides})
+
+    def parse(self, overrides: str) -> "SearchParams":
+        """A copy with "beam_size=4,alpha=0.6"-style overrides (t2t's --decode_hparams)."""
+        return parse_overrides(self, overrides, "decode hparam")
+
+    def __post_init__(self):
+        if self.beam_size < 1:
+            raise T2TError(f"beam_size must be >= 1, got {self.beam_size}.")
+        if self.sampling_temperature < 0 or self.top_k < 0:
+            raise T2TError("sampling_temperature and top_k must be >= 0.")
+        if self.alpha < 0 or self.extra_length < 0 or self.min_length < 0:
+            raise T2TError("alpha, extra_length and min_length must be >= 0.")
+        if self.length_penalty not in LENGTH_PENALTIES:
+            raise T2TError(f"length_penalty must be 'gnmt' or 'fairseq', "
+                           f"got {self.length_penalty!r}."
+                           + did_you_mean(self.length_penalty, LENGTH_PENALTIES))
+
+
+def ensemble_logits(step_fns):
+    """One logits callback from several models' callbacks, each with its own cache.
+
+    The cache is `{"model_0": cache_0, "model_1": cache_1, ...}`; the result is
+    log(mean_i softmax(logits_i)) (fairseq's ensemble rule), float32 [rows, V].
+    """
+    log_n = math.log(len(step_fns))
+
+    def step(ids, index, cache):
+        log_probs, new_cache = [], {}
+        for i, step_fn in enumerate(step_fns):
+            logits, new_cache[f"model_{i}"] = step_fn(ids, index, cache[f"model_{i}"])
+            log_probs.append(tf.nn.log_softmax(tf.cast(logits, tf.float32)))
+        return tf.reduce_logsumexp(tf.stack(log_probs), axis=0) - log_n, new_cache
+
+    return step
+
+
+class Search(tf.Module):
+    """Model(s) + search parameters -> a compiled search over int32 inputs.
+
+    Args:
+      models: one model, or several with the same vocabulary (an ensemble).
+      params: the `SearchParams`.
+      constraint: the problem's `SearchConstraint` (applied when
+        `params.tree_constraint`), or None.
+      jit_compile: compile the search with XLA.
+      growing_cache: append to the decoders' key/value caches each step instead
+        of preallocating them at the maximum output length (default: growing
+        without XLA, which needs static shapes; preallocated with it).
+    """
+
+    def __init__(self, models, params: SearchParams = SearchParams(),
+                 constraint: Optional[SearchConstraint] = None, jit_compile: bool = False,
+                 growing_cache: Optional[bool] = None):
+        super().__init__(name="search")
+        self.models = list(models) if isinstance(models, (list, tuple)) else [models]
+        if not self.models:
+            raise T2TError("Decoding needs at least one model.")
+        sizes = sorted({m.vocab_size for m in self.models})
+        if len(sizes) > 1:
+            raise T2TError(f"Ensembled models must share one vocabulary; their sizes "
+                           f"differ: {sizes}.")
+        if growing_cache and jit_compile:
+            raise T2TError("A growing cache has dynamic shapes, which XLA cannot compile.")
+        self.growing_cache = (not jit_compile) if growing_cache is None else growing_cache
+        self.params = params
+        self.vocab_size = sizes[0]
+        self.max_input_length = (params.max_input_length
+                                 or min(m.hparams.max_length for m in self.models))
+        self.jit_compile = jit_compile
+        self.constraint = constraint if params.tree_constraint else None
+        if self.constraint is not None and jit_compile and not self.constraint.supports_xla:
+            raise T2TError("The problem's search constraint (tree_constraint) cannot be "
+                           "compiled with XLA; decode without --jit_compile or with "
+                           "--decode_hparams=tree_constraint=False.")
+        # Traced once for any [B, S]; with jit_compile XLA compiles it again for
+        # each new input shape, so `run` pads shapes to a few sizes.
+        self.compiled = tf.function(self.search, jit_compile=jit_compile,
+                                    input_signature=[tf.TensorSpec([None, None], tf.int32)])
+
+    @property
+    def model(self):
+        """The first (or only) model."""
+        return self.models[0]
+
+    def _logits_fn(self, inputs: tf.Tensor, buffer_length):
+        """(the models' logits callback, its initial cache) for inputs [B, S]."""
+        step_fns, caches = [], []
+        for model in self.models:
+            memory, memory_bias = model.encode(inputs)
+            if self.growing_cache:
+                caches.append(model.init_cache(memory, memory_bias, None))
+                step_fns.append(functools.partial(model.decode_step, growing=True))
+            else:
+                caches.append(model.init_cache(memory, memory_bias, buffer_length))
+                step_fns.append(model.decode_step)
+        if len(self.models) == 1:
+            return step_fns[0], caches[0]
+        return ensemble_logits(step_fns), {f"model_{i}": c for i, c in enumerate(caches)}
+
+    def search(self, inputs: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor]:
+        """inputs int32 [B, S] (0-padded, EOS-terminated) -> ids [B, beam, T], scores [B, beam]."""
+        p = self.params
+        input_lengths = tf.reduce_sum(tf.cast(tf.not_equal(inputs, 0), tf.int32), axis=1)
+        max_lengths = input_lengths + p.extra_length  # [B]
+        # Inputs are padded to their longest row, so S + extra_length is the
+        # longest output; it depends on shapes only, so XLA sees it as static.
+        buffer_length = tf.shape(inputs)[1] + p.extra_length
+        for model in self.models:
+            if model.hparams.pos == "emb":  # learned positions stop at max_length
+                max_lengths = tf.minimum(max_lengths, model.hparams.max_length)
+                buffer_length = tf.minimum(buffer_length, model.hparams.max_length)
+        step_fn, cache = self._logits_fn(inputs, buffer_length)
+        step_fn = forbid_eos_before(step_fn, p.min_length, eos_id=EOS_ID)
+        if self.constraint is not None:
+            step_fn = constrained(step_fn, self.constraint)
+            cache = {**cache, CONSTRAINT_KEY: self.constraint.initial_state(inputs)}
+        start = tf.zeros_like(input_lengths)
+        if p.sampling_temperature > 0:  # one sample per input, scored by its log prob
+            ids, log_probs = sample(step_fn, start, max_lengths,
+                                    temperature=p.sampling_temperature, top_k=p.top_k,
+                                    seed=(p.sampling_seed, 0), eos_id=EOS_ID, cache=cache,
+                                    buffer_length=buffer_length)
+            return ids[:, tf.newaxis], log_probs[:, tf.newaxis]
+        return beam_search(step_fn, start, p.beam_size, max_lengths, self.vocab_size, p.alpha,
+                           eos_id=EOS_ID, cache=cache, length_penalty=p.length_penalty,
+                           buffer_length=buffer_length)
+
+    def run(self, inputs: Union[tf.Tensor, Sequence], pad_rows: int = 0
+            ) -> Tuple[tf.Tensor, tf.Tensor]:
+        """The compiled search on int [B, S] inputs -> ids [B, beam, T], scores [B, beam].
+
+        Under XLA every new input shape is a new compilation: inputs are padded
+        to a multiple of 8 tokens and to `pad_rows` rows (empty rows), and the
+        padding rows are dropped from the result.
+        """
+        inputs = tf.cast(inputs, tf.int32)
+        rows = int(inputs.shape[0])
+        if self.jit_compile:
+            length = int(inputs.shape[1])
+            inputs = tf.pad(inputs, [[0, max(pad_rows - rows, 0)], [0, -length % 8]])
+        ids, scores = self.compiled(inputs)
+        return ids[:rows], scores[:rows]
+
+
+def search_for_problem(models, problem, vocab, params: SearchParams,
+                       jit_compile: bool = False) -> Search:
+    """A `Search` with `problem`'s search constraint (when `params.tree_constraint`)."""
+    constraint = problem.search_constraint(vocab) if params.tree_constraint else None
+    return Search(models, params, constraint, jit_compile=jit_compile)

@@ -1,0 +1,101 @@
+"""Assembling a training run from a problem's shards: what t2t-trainer does.
+
+    result = train_problem(problem, "transformer_base", hparams, data_dir, output_dir,
+                           TrainOptions(train_steps=1000), strategy)
+
+`make_trainer` builds the parts the `Trainer` takes (model and optimizer in
+the strategy's scope, the train and dev pipelines over the shards, a greedy
+translator for dev metrics); `train_problem` adds the data (generated if
+asked), the model directory, and the log line that starts a run.
+"""
+
+import functools
+import os
+from typing import Optional
+
+import keras
+import tensorflow as tf
+
+import t2t_lite
+from t2t_lite import model_dir
+from t2t_lite.data import datagen
+from t2t_lite.data.pipeline import make_dataset
+from t2t_lite.data.vocab import SubwordVocab
+from t2t_lite.decode.search import SearchParams, search_for_problem
+from t2t_lite.decode.translator import Translator
+from t2t_lite.errors import T2TError
+from t2t_lite.hparams_lib import HParams
+from t2t_lite.train.evaluation import Evaluator
+from t2t_lite.train.keras_internals import set_random_seed
+from t2t_lite.train.schedule import make_optimizer
+from t2t_lite.train.trainer import Trainer, TrainOptions, TrainResult
+
+
+def make_trainer(hparams: HParams, problem_name: str, data_dir: str, output_dir: str,
+                 vocab_size: int, options: TrainOptions,
+                 strategy: Optional[tf.distribute.Strategy] = None,
+                 problem=None, vocab: Optional[SubwordVocab] = None) -> Trainer:
+    """A `Trainer` over the shards of `problem_name` in `data_dir`.
+
+    Args:
+      problem, vocab: the registered problem and its vocabulary, for greedy
+        decoding metrics in dev evaluation (`Problem.dev_scores`); without
+        them, dev evaluation reports loss, perplexity and accuracy only.
+    """
+    strategy = strategy or tf.distribute.get_strategy()
+    set_random_seed(options.random_seed)  # before the weights are created
+    with strategy.scope():
+        model = t2t_lite.build_model(hparams, vocab_size)
+        optimizer = make_optimizer(hparams)
+        if keras.config.dtype_policy().name == "mixed_float16":
+            optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+
+    def train_dataset(input_context, seed):
+        return make_dataset(data_dir, problem_name, "train", hparams.batch_size,
+                            hparams.max_length, training=True, seed=seed,
+                            input_context=input_context,
+                            pad_to_bucket_boundary=options.jit_compile)
+
+    dev_dataset = functools.partial(make_dataset, data_dir, problem_name, "dev",
+                                    hparams.batch_size, hparams.max_length, training=False)
+    translator, dev_scores = None, None
+    if problem is not None and vocab is not None:
+        greedy = SearchParams.for_problem(problem, beam_size=1)
+        translator = Translator(search_for_problem(model, problem, vocab, greedy), vocab)
+        dev_scores = problem.dev_scores
+    evaluator = Evaluator(model, hparams, dev_dataset, translator, dev_scores)
+    return Trainer(hparams, model, optimizer, train_dataset, output_dir, options, strategy,
+                   evaluator)
+
+
+def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
+                  output_dir: str, options: TrainOptions,
+                  strategy: Optional[tf.distribute.Strategy] = None,
+                  generate_data: bool = False, tmp_dir: Optional[str] = None) -> TrainResult:
+    """Trains `problem` with `hparams` into the model directory `output_dir`.
+
+    Args:
+      problem: a registered `Problem`.
+      hparams_set: the set's name, for the log.
+      generate_data: run datagen first (idempotent: reuses what a previous,
+        maybe killed, run wrote); otherwise the train shards must exist.
+
+    Raises:
+      T2TError: no training data, or a model directory of another run.
+    """
+    if generate_data:
+        datagen.generate_data(problem, data_dir, tmp_dir)
+    elif not datagen.read_metadata(data_dir, problem.name).get("splits", {}).get("train"):
+        raise T2TError(f"No training data for {problem.name} in {data_dir}; run "
+                       "t2t-datagen first or pass --generate_data (and --tmp_dir).")
+    meta = datagen.read_metadata(data_dir, problem.name)
+    vocab_file = os.path.join(data_dir, meta["vocab_file"])
+    vocab = SubwordVocab.from_file(vocab_file)
+    model_dir.prepare(output_dir, hparams, problem.name, vocab_file, vocab.vocab_size)
+    trainer = make_trainer(hparams, problem.name, data_dir, output_dir, vocab.vocab_size,
+                           options, strategy, problem, vocab)
+    print(f"Training {problem.name} with {hparams_set} on "
+          f"{trainer.strategy.num_replicas_in_sync} replica(s), {trainer.accumulate} "
+          f"micro-batch(es) of {hparams.batch_size} tokens per replica per step, into "
+          f"{output_dir}.", flush=True)
+    return trainer.train()
