@@ -191,3 +191,30 @@ def test_bfloat16_decoding_keeps_float32_weights_and_close_scores(model_dir):
                                      sources + [""])) == 3
     with pytest.raises(T2TError, match="precision must be one of"):
         load_model(model_dir, precision="float16")
+
+
+def test_an_ensemble_of_a_model_with_itself_decodes_like_the_model(model_dir, tmp_path):
+    model, vocab, _, _ = load_model(model_dir, model_dir + "/ckpt-1")
+    params = SearchParams(beam_size=3, extra_length=6)
+    inputs = Translator(Search(model, params), vocab).encode(["four hundred and two", "eighty"])
+    single_ids, single_scores = Search(model, params).run(inputs)
+    pair_ids, pair_scores = Search([model, model], params).run(inputs)
+    np.testing.assert_array_equal(pair_ids, single_ids)
+    np.testing.assert_allclose(pair_scores, single_scores, rtol=1e-5)
+    other = make_model_dir(str(tmp_path / "other"), vocab_size=290)
+    small, _, _, _ = load_model(other)
+    with pytest.raises(T2TError, match="share one vocabulary"):
+        Search([model, small], params)
+
+
+def test_ensemble_logits_are_the_log_of_the_mean_probability():
+    from t2t_lite.decode.search import ensemble_logits
+    probs = [np.array([[0.5, 0.25, 0.25]]), np.array([[0.1, 0.8, 0.1]])]
+    steps = [lambda ids, i, cache, p=p: (tf.math.log(tf.constant(p, tf.float32)) + 3.0, cache)
+             for p in probs]
+    logits, cache = ensemble_logits(steps)(tf.zeros([1], tf.int32), 0,
+                                           {"model_0": {}, "model_1": {}})
+    # By hand: mean = [0.3, 0.525, 0.175]; the ensemble picks token 1, which neither
+    # model's argmax alone agrees on with the other.
+    np.testing.assert_allclose(np.exp(logits.numpy()), [[0.3, 0.525, 0.175]], rtol=1e-6)
+    assert set(cache) == {"model_0", "model_1"}
