@@ -47,7 +47,8 @@ the 273 dev trees of the same model stay rejected.
 from typing import Dict, Iterable, Iterator, List, Optional
 
 from t2t_lite import registry
-from t2t_lite.data.problem import Pair, Problem, check_split
+from t2t_lite.data.layout import check_split
+from t2t_lite.data.problem import Pair, Problem
 from t2t_lite.errors import T2TError
 from t2t_lite.parsing import trees
 from t2t_lite.parsing.linearize import linearize

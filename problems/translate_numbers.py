@@ -24,7 +24,8 @@ from typing import Dict, Iterator, List, Optional
 from num2words import num2words
 
 from t2t_lite import registry
-from t2t_lite.data.problem import Pair, Problem, check_split
+from t2t_lite.data.layout import check_split
+from t2t_lite.data.problem import Pair, Problem
 from t2t_lite.errors import T2TError
 
 SEED = 2017

@@ -32,7 +32,8 @@ import os
 from typing import Iterator, List, Optional, Tuple
 
 from t2t_lite import registry
-from t2t_lite.data.problem import Pair, Problem, check_split, read_parallel_text
+from t2t_lite.data.layout import check_split
+from t2t_lite.data.problem import Pair, Problem, read_parallel_text
 from t2t_lite.data.tfds_source import tfds_pairs
 
 _TFDS_SPLITS = {"train": "train", "dev": "validation", "test": "test"}

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from t2t_lite import registry
+from t2t_lite.data import layout
 from t2t_lite.data import problem as problem_lib
 from t2t_lite.data import tfds_source
 from t2t_lite.errors import T2TError
@@ -121,7 +122,7 @@ def test_number_pairs():
 def test_multi30k_splits():
     problem = registry.problem("translate_ende_multi30k")
     tmp_dir = str(SHARED_DATA / "multi30k")
-    counts = {s: sum(1 for _ in problem.raw_pairs(s, tmp_dir)) for s in problem_lib.SPLITS}
+    counts = {s: sum(1 for _ in problem.raw_pairs(s, tmp_dir)) for s in layout.SPLITS}
     assert counts == {"train": 29000, "dev": 1014, "test": 1000}
     assert next(problem.raw_pairs("test", tmp_dir)) == (
         "A man in an orange hat starring at something.",
@@ -193,7 +194,7 @@ def test_wmt_through_tfds_mock(tmp_path):
                 "validation": [("Yes", "Ja")], "test": [("No", "Nein")]}
     ende = registry.problem("translate_ende")
     with _mock_wmt(examples):
-        got = {s: list(ende.raw_pairs(s, str(tmp_path))) for s in problem_lib.SPLITS}
+        got = {s: list(ende.raw_pairs(s, str(tmp_path))) for s in layout.SPLITS}
     assert got == {"train": examples["train"], "dev": [("Yes", "Ja")], "test": [("No", "Nein")]}
 
 

@@ -34,9 +34,8 @@ Raw text policy (every problem; enforced by `read_parallel_text` and datagen):
 import os
 from typing import Dict, Iterable, Iterator, Optional, Tuple
 
+from t2t_lite.data.layout import check_split
 from t2t_lite.errors import T2TError
-
-SPLITS = ("train", "dev", "test")
 
 Pair = Tuple[str, str]
 
@@ -77,7 +76,7 @@ class Problem:
         """Yields the (source, target) strings of `split` ("train", "dev" or "test").
 
         Args:
-          split: one of `SPLITS`.
+          split: one of `t2t_lite.data.layout.SPLITS`.
           tmp_dir: where raw files are looked for first (and downloads would go);
             may be None for problems that need no files.
 
@@ -104,12 +103,6 @@ class Problem:
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(name={self.name!r}, "
                 f"{self.source_language}->{self.target_language}, vocab_size={self.vocab_size})")
-
-
-def check_split(split: str) -> None:
-    """Raises `T2TError` unless `split` is one of `SPLITS`."""
-    if split not in SPLITS:
-        raise T2TError(f"Unknown split {split!r}; expected one of {', '.join(SPLITS)}.")
 
 
 def _count_lines(path: str) -> int:

@@ -18,6 +18,7 @@ import math
 import keras
 import tensorflow as tf
 
+from t2t_lite.data.layout import PAD_ID
 from t2t_lite.model.layers import glorot, matmul_2d
 
 # Added to attention logits at masked positions (finite, so a fully masked
@@ -26,8 +27,8 @@ NEG_INF = -1e9
 
 
 def padding_bias(ids: tf.Tensor) -> tf.Tensor:
-    """Attention bias hiding padding (id 0) keys: [B, S] -> [B, 1, 1, S] float32."""
-    return tf.cast(tf.equal(ids, 0), tf.float32)[:, None, None, :] * NEG_INF
+    """Attention bias hiding padding (PAD_ID, 0) keys: [B, S] -> [B, 1, 1, S] float32."""
+    return tf.cast(tf.equal(ids, PAD_ID), tf.float32)[:, None, None, :] * NEG_INF
 
 
 def causal_bias(length) -> tf.Tensor:
