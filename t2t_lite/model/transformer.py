@@ -25,6 +25,7 @@ from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
 from t2t_lite.model.attention import MultiHeadAttention, causal_bias, padding_bias
 from t2t_lite.model.layers import Embedding, FeedForward, PositionalEncoding, Residual
+from t2t_lite.tensors import NEG_INF
 
 
 def _attention(hp: HParams, self_attention: bool, name: str) -> MultiHeadAttention:
@@ -234,7 +235,7 @@ class Transformer(keras.Model):
             self_bias = None
         else:
             length = tf.shape(cache["layer_0"]["k"])[2]
-            self_bias = tf.where(tf.range(length) <= index, 0.0, -1e9)[None, None, None, :]
+            self_bias = tf.where(tf.range(length) <= index, 0.0, NEG_INF)[None, None, None, :]
         new_cache = {"static": static}
         for i, layer in enumerate(self.decoder_layers):
             x, new_cache[f"layer_{i}"] = layer.step(
