@@ -115,7 +115,7 @@ def test_user_errors_are_one_line(tmp_path, capsys):
          "The translation has 1 lines but the reference has 2"),
         ([f"--translation={tmp_path / 'missing.txt'}", f"--reference={good}"], "does not exist"),
         ([f"--translation={latin1}", f"--reference={good}"],
-         "is not UTF-8 text: byte 0xe4 on line 2 (offset 15)"),
+         "latin1.txt, line 2: not valid UTF-8 (byte 0xe4 at file offset 15"),
         ([f"--translation={tmp_path}", f"--reference={good}"], "Cannot read"),
         ([f"--translation={good}", f"--reference={good}", "--tokenize=intll"],
          "Did you mean 'intl'?"),

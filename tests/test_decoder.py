@@ -125,7 +125,7 @@ def test_decoder_user_errors_are_one_line(model_dir, capfd, argv, message):
 def test_non_utf8_input_names_the_line(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"fine\n\xff\xfe broken\n")
-    with pytest.raises(T2TError, match="line 2 is not valid UTF-8"):
+    with pytest.raises(T2TError, match=r"bad\.txt, line 2: not valid UTF-8"):
         decoding.read_lines(str(bad))
 
 

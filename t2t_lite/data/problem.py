@@ -16,7 +16,8 @@ Writing a problem::
         def raw_pairs(self, split, tmp_dir):
             return read_parallel_text(...)
 
-Raw text policy (every problem; enforced by `read_parallel_text` and datagen):
+Raw text policy (every problem; enforced by `read_parallel_text`, which reads
+with `t2t_lite.textio` and `strip="newline"`, and by datagen):
   - A line is everything up to "\\n" (a "\\r" before it is dropped too); the text
     is kept byte for byte otherwise: no whitespace collapsing, no entity
     unescaping, no Unicode normalisation (Multi30k's `&amp;`, TABs, non-breaking
@@ -31,11 +32,11 @@ Raw text policy (every problem; enforced by `read_parallel_text` and datagen):
     that decoded output lines up with the reference files.
 """
 
-import os
 from typing import Dict, Iterable, Iterator, Optional, Tuple
 
 from t2t_lite.data.layout import check_split
 from t2t_lite.errors import T2TError
+from t2t_lite.textio import count_lines, iter_lines
 
 Pair = Tuple[str, str]
 
@@ -105,28 +106,6 @@ class Problem:
                 f"{self.source_language}->{self.target_language}, vocab_size={self.vocab_size})")
 
 
-def _count_lines(path: str) -> int:
-    count, last = 0, b"\n"
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            count += block.count(b"\n")
-            last = block[-1:]
-    return count + (last != b"\n")  # a last line without "\n" still counts
-
-
-def _read_lines(path: str) -> Iterator[str]:
-    with open(path, "rb") as f:
-        for number, raw in enumerate(f, start=1):
-            raw = raw[:-1] if raw.endswith(b"\n") else raw
-            raw = raw[:-1] if raw.endswith(b"\r") else raw
-            try:
-                yield raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise T2TError(
-                    f"{path}, line {number}: not valid UTF-8 ({e.reason} at byte {e.start}); "
-                    f"convert the file (e.g. iconv -c -f utf-8 -t utf-8) and re-run.") from None
-
-
 def read_parallel_text(source_path: str, target_path: str) -> Iterator[Pair]:
     """Yields (source, target) line pairs of two parallel plain-text files.
 
@@ -136,12 +115,10 @@ def read_parallel_text(source_path: str, target_path: str) -> Iterator[Pair]:
     Raises:
       T2TError: a file is missing, the line counts differ, or a line is not UTF-8.
     """
-    for path in (source_path, target_path):
-        if not os.path.isfile(path):
-            raise T2TError(f"Missing data file {path}.")
-    n_source, n_target = _count_lines(source_path), _count_lines(target_path)
+    n_source, n_target = count_lines(source_path), count_lines(target_path)
     if n_source != n_target:
         raise T2TError(
             f"Parallel files differ in length: {source_path} has {n_source} lines but "
             f"{target_path} has {n_target}.")
-    yield from zip(_read_lines(source_path), _read_lines(target_path))
+    yield from zip(iter_lines(source_path, strip="newline"),
+                   iter_lines(target_path, strip="newline"))

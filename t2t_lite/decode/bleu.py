@@ -53,23 +53,11 @@ def read_lines(path: str) -> List[str]:
     """The lines of a UTF-8 text file, trailing whitespace removed, as sacreBLEU's
     command line reads them (split on "\\n" only, not on other Unicode breaks).
 
+    `t2t_lite.textio.read_lines(path, strip="trailing_whitespace")`.
+
     Raises:
       T2TError: the file is missing, unreadable or not UTF-8.
     """
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise T2TError(f"{path} does not exist.") from None
-    except OSError as e:
-        raise T2TError(f"Cannot read {path}: {e.strerror}.") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise T2TError(f"{path} is not UTF-8 text: byte 0x{data[e.start]:02x} on line {line} "
-                       f"(offset {e.start}) cannot be decoded.") from None
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()  # the newline that ends the last line
-    return [line.rstrip() for line in lines]
+    # A local import: this module's imports stay as they are until it moves (issue 20).
+    from t2t_lite import textio
+    return textio.read_lines(path, strip="trailing_whitespace")

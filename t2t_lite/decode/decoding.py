@@ -18,26 +18,16 @@ from t2t_lite.errors import T2TError
 
 
 def read_lines(path: str) -> List[str]:
-    """The lines of a UTF-8 text file without their newlines.
+    """The lines of a UTF-8 text file without their line ends ("\\n" or "\\r\\n").
+
+    `t2t_lite.textio.read_lines(path, strip="newline")`.
 
     Raises:
       T2TError: missing file, or bytes that are not UTF-8 (naming the line).
     """
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise T2TError(f"Cannot read {path}: {e.strerror}.") from None
-    lines = raw.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    out = []
-    for number, line in enumerate(lines, 1):
-        try:
-            out.append(line.decode("utf-8").rstrip("\r"))
-        except UnicodeDecodeError:
-            raise T2TError(f"{path} line {number} is not valid UTF-8.") from None
-    return out
+    # A local import: this module's imports stay as they are until it moves (issue 20).
+    from t2t_lite import textio
+    return textio.read_lines(path, strip="newline")
 
 
 def _format(hypotheses: Sequence[str], scores: Sequence[float], params: DecodeParams) -> str:
