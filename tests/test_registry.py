@@ -49,10 +49,11 @@ def test_default_name_is_snake_case_of_the_class():
     assert reg.names() == ["my_fancy_problem"]
 
 
-def test_model_registry_has_the_transformer():
-    assert registry.list_models() == ["transformer"]
-    with pytest.raises(T2TError, match="Did you mean 'transformer'"):
-        registry.model("transfomer")
+def test_help_string_lists_problems_and_hparams_sets():
+    text = registry.help_string()
+    assert text.startswith("Problems:\n") and "\n\nHparams sets:\n" in text
+    assert "translate_ende  (also: translate_ende_wmt32k)" in text
+    assert "  transformer_base\n" in text and "Models" not in text
 
 
 def test_table3_rows_change_what_the_paper_says():
