@@ -58,7 +58,6 @@ from t2t_lite.parsing.linearize import linearize
 class ParsingWsj(Problem):
     """Words -> linearized constituency tree (POS tags as word slots), metric EVALB F1."""
 
-    name = "parsing_wsj"
     source_language = "en"
     target_language = "en_ptb_tree"
     vocab_size = 16000

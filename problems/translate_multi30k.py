@@ -26,7 +26,6 @@ _FILE_STEMS = {"train": "train", "dev": "val", "test": "test_2016_flickr"}
 class TranslateEndeMulti30k(Problem):
     """Multi30k English->German from local files, shared 8,000-piece vocabulary."""
 
-    name = "translate_ende_multi30k"
     source_language = "en"
     target_language = "de"
     vocab_size = 8000

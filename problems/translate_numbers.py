@@ -83,7 +83,6 @@ def number_pair(n: int) -> Pair:
 class TranslateEndeNumbers(Problem):
     """English number words -> German number words for 0..999,999 (offline, generated)."""
 
-    name = "translate_ende_numbers"
     source_language = "en"
     target_language = "de"
     # 256 byte pieces + 3 specials + ~440 learned: whole German number words

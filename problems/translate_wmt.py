@@ -101,7 +101,6 @@ class TranslateWmt14(Problem):
 class TranslateEnde(TranslateWmt14):
     """WMT14 English->German with a shared vocabulary of about 37,000 pieces (the paper's)."""
 
-    name = "translate_ende"
     target_language = "de"
     vocab_size = 37000
 
@@ -110,7 +109,6 @@ class TranslateEnde(TranslateWmt14):
 class TranslateEnfr(TranslateWmt14):
     """WMT14 English->French with a shared vocabulary of about 32,000 pieces (the paper's)."""
 
-    name = "translate_enfr"
     target_language = "fr"
     vocab_size = 32000
     num_train_shards = 400  # 36M pairs

@@ -14,7 +14,9 @@ Usage, tensor2tensor style::
 
 The default name of a registered function or class is its snake_case name.
 Registering a name twice is an error; an unknown name raises `T2TError` that
-suggests the closest names and lists what is registered.
+suggests the closest names and lists what is registered. A registered problem
+class gets its canonical name as its `name` attribute (the decorator sets it),
+so the name is written once.
 
 There is one model, `t2t_lite.model.transformer.Transformer`, built by
 `t2t_lite.build_model`; it is not looked up by name.
@@ -40,9 +42,11 @@ def _snake_case(name: str) -> str:
 class Registry:
     """A name -> object table with aliases, duplicate checks and suggestions."""
 
-    def __init__(self, kind: str, package: str):
+    def __init__(self, kind: str, package: str, name_attribute: Optional[str] = None):
         self.kind = kind
         self.package = package  # imported on first lookup; its __init__ registers entries
+        # When set, each registered object gets its canonical name as this attribute.
+        self.name_attribute = name_attribute
         self._discovered = False
         self._entries: Dict[str, Any] = {}
         self._aliases: Dict[str, str] = {}
@@ -56,6 +60,8 @@ class Registry:
         self._entries[name] = obj
         for alias in aliases:
             self._aliases[alias] = name
+        if self.name_attribute:
+            setattr(obj, self.name_attribute, name)
         return obj
 
     def decorator(self, name_or_obj=None, aliases: Sequence[str] = ()):
@@ -99,12 +105,16 @@ class Registry:
 
 
 # Each registry imports its own package on its first lookup, and only then.
-_problems = Registry("problem", "t2t_lite.problems")
+_problems = Registry("problem", "t2t_lite.problems", name_attribute="name")
 _hparams = Registry("hparams set", "t2t_lite.hparams")
 
 
 def register_problem(name_or_cls=None, aliases: Sequence[str] = ()):
-    """Class decorator registering a `Problem` subclass under a name and aliases."""
+    """Class decorator registering a `Problem` subclass under a name and aliases.
+
+    Sets the class's `name` to the registered (canonical) name; subclasses
+    inherit it unless they are registered themselves.
+    """
     return _problems.decorator(name_or_cls, aliases)
 
 

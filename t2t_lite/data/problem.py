@@ -9,12 +9,14 @@ Writing a problem::
 
     @registry.register_problem("translate_xy")
     class TranslateXy(Problem):
-        name = "translate_xy"
         source_language, target_language = "x", "y"
         vocab_size = 8000
 
         def raw_pairs(self, split, tmp_dir):
             return read_parallel_text(...)
+
+The decorator sets `name` ("translate_xy"); a problem used without
+registering it (e.g. in a test) sets `name` itself.
 
 Raw text policy (every problem; enforced by `read_parallel_text`, which reads
 with `t2t_lite.textio` and `strip="newline"`, and by datagen):
@@ -47,7 +49,7 @@ class Problem:
     Subclasses set the class attributes and implement `raw_pairs`.
     """
 
-    name: str = ""                  # canonical registry name, e.g. "translate_ende"
+    name: str = ""                  # canonical registry name, set by @register_problem
     source_language: str = ""       # ISO code, e.g. "en"
     target_language: str = ""       # ISO code, e.g. "de"
 
