@@ -45,14 +45,14 @@ def test_unknown_problem_suggests():
 
 
 def test_problem_specs():
-    specs = {name: (p.vocab_size, p.vocab_shared, p.metric, p.beam_size, p.alpha,
+    specs = {name: (p.vocab_size, p.metric, p.beam_size, p.alpha,
                     p.num_shards("train"), p.num_shards("test"))
              for name in TRANSLATION_PROBLEMS for p in [registry.problem(name)]}
     assert specs == {
-        "translate_ende": (37000, True, "bleu", 4, 0.6, 100, 1),
-        "translate_enfr": (32000, True, "bleu", 4, 0.6, 400, 1),
-        "translate_ende_multi30k": (8000, True, "bleu", 4, 0.6, 4, 1),
-        "translate_ende_numbers": (700, True, "bleu", 4, 0.6, 4, 1),
+        "translate_ende": (37000, "bleu", 4, 0.6, 100, 1),
+        "translate_enfr": (32000, "bleu", 4, 0.6, 400, 1),
+        "translate_ende_multi30k": (8000, "bleu", 4, 0.6, 4, 1),
+        "translate_ende_numbers": (700, "bleu", 4, 0.6, 4, 1),
     }
     with pytest.raises(T2TError, match="Unknown split 'valid'"):
         registry.problem("translate_ende").num_shards("valid")

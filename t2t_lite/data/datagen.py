@@ -246,8 +246,6 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
     """
     if isinstance(problem, str):
         problem = registry.problem(problem)
-    if not problem.vocab_shared or problem.vocab_kind != "sentencepiece":
-        raise T2TError(f"{problem.name}: only a shared SentencePiece vocabulary is supported.")
     os.makedirs(data_dir, exist_ok=True)
     log(f"t2t-datagen: {problem.name} ({problem.source_language}->{problem.target_language}) "
         f"into {data_dir}")

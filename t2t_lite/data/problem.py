@@ -54,9 +54,7 @@ class Problem:
     target_language: str = ""       # ISO code, e.g. "de"
 
     # Vocabulary: one SentencePiece model shared by source and target.
-    vocab_kind: str = "sentencepiece"
     vocab_size: int = 8000          # pieces, including PAD/EOS/UNK and the 256 byte pieces
-    vocab_shared: bool = True
     vocab_sample_pairs: int = 500_000  # at most this many train pairs train the vocabulary
     # True: every distinct whitespace-separated token of the sampled train
     # targets becomes one piece (for closed target languages such as
