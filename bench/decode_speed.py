@@ -37,7 +37,7 @@ import tensorflow as tf  # noqa: E402
 import t2t_lite  # noqa: E402,F401  (registers the hparams sets)
 from t2t_lite import registry  # noqa: E402
 from t2t_lite.decode.search import Search, SearchParams  # noqa: E402
-from t2t_lite.model.transformer import Transformer, build  # noqa: E402
+from t2t_lite.model.transformer import build  # noqa: E402
 
 EOS = 1
 
@@ -200,7 +200,7 @@ def main() -> None:
     header += "".join(f" {'ct2 ' + c:>18} {'ratio':>6}" for c in compute_types)
     for name in args.hparams_sets.split(","):
         hp = registry.hparams(name)
-        model = build(Transformer, hp, args.vocab_size)
+        model = build(hp, args.vocab_size)
         ct2 = {}
         if compute_types:
             import ctranslate2

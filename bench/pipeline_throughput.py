@@ -3,20 +3,25 @@
     python bench/pipeline_throughput.py [--batch_size 4096] [--max_length 256]
         [--seconds 5] [--work_dir DIR] [--data ../shared/data]
 
-Builds encoded shards for two corpora in `work_dir` (a temporary directory by
-default; reused when given): Multi30k train (en-de) and WMT newstest
-2008-2012 en-de. Until t2t-datagen is wired in here it encodes them itself
-with a SentencePiece model trained on both (8k pieces, identity
-normalization, byte fallback, pad 0 / eos 1 / unk 2, no bos), EOS appended,
-into 4 shards each in the pipeline's input format.
+Runs t2t-datagen (`t2t_lite.data.datagen.generate_data`) for two corpora, each
+into its own data dir under `work_dir` (a temporary directory by default; in a
+given one, datagen reuses the vocabulary and shards of an earlier run), so the
+pipeline reads the vocabulary and shards that datagen writes for training:
+
+  - multi30k: the registered problem translate_ende_multi30k on Multi30k train
+    (29,000 pairs; 8,000-piece vocabulary, 4 train shards);
+  - newstest08-12: translate_ende (WMT14 en-de) reading local files, with the
+    WMT news test sets 2008-2012 as its train split (13,573 pairs) and
+    newstest2013 / newstest2014 as dev / test, its vocabulary and train shards
+    cut to Multi30k's 8,000 pieces and 4 shards so that the rows compare.
 
 For each corpus and mode (training; training padded to bucket boundaries;
-evaluation) it iterates `make_dataset(...)` in a Python loop, as a trainer
-does, for `seconds` after 10 warm-up batches, and prints real (non-PAD)
-tokens per second over inputs and targets, target tokens per second (what
-bench/train_step.py reports the trainer consuming), and padding efficiency
-(real / padded tokens). Training repeats the data, so a short corpus is read
-several times.
+evaluation) it iterates `make_dataset(...)` over the train split in a Python
+loop, as a trainer does, for `seconds` after 10 warm-up batches, and prints
+real (non-PAD) tokens per second over inputs and targets, target tokens per
+second (what bench/train_step.py reports the trainer consuming), and padding
+efficiency (real / padded tokens). Training repeats the data, so a short
+corpus is read several times.
 """
 
 import argparse
@@ -27,69 +32,53 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np  # noqa: E402
-import sentencepiece as spm  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from t2t_lite.data import pipeline  # noqa: E402
+from t2t_lite import registry  # noqa: E402
+from t2t_lite.data import datagen, pipeline  # noqa: E402
+from t2t_lite.data.problem import Problem  # noqa: E402
+from t2t_lite.problems.translate_wmt import TranslateEnde  # noqa: E402
 
-PROBLEM = "bench_ende"
 NEWSTEST = ["news-test2008", "newssyscomb2009", "newstest2009", "newstest2010",
             "newstest2011", "newstest2012"]
 
 
-def corpora(data: str):
-    """{name: [(english file, german file), ...]} of the real text used."""
-    wmt = os.path.join(data, "wmt_newstest_2008_2012")
+class NewstestEnde(TranslateEnde):
+    """translate_ende with Multi30k's vocabulary size and train shard count."""
+
+    vocab_size = 8000
+    num_train_shards = 4
+
+
+def newstest_tmp_dir(data: str, work_dir: str) -> str:
+    """A tmp_dir for translate_ende: links to newstest 2008-2012 (train), 2013, 2014."""
+    tmp_dir = os.path.join(work_dir, "newstest08-12-raw")
+    os.makedirs(tmp_dir, exist_ok=True)
+    sources = [(os.path.join(data, "wmt_newstest_2008_2012"), name) for name in NEWSTEST]
+    sources += [(os.path.join(data, "wmt14"), name)
+                for name in ("newstest2013", "newstest2014-full")]
+    for folder, name in sources:
+        for lang in ("en", "de"):
+            link = os.path.join(tmp_dir, f"{name}.en-de.{lang}")
+            if not os.path.lexists(link):
+                os.symlink(os.path.abspath(os.path.join(folder, f"{name}.en-de.{lang}")), link)
+    return tmp_dir
+
+
+def corpora(data: str, work_dir: str):
+    """{corpus name: (problem, tmp_dir)} of the real text used."""
     return {
-        "multi30k": [(os.path.join(data, "multi30k", "train.en"),
-                      os.path.join(data, "multi30k", "train.de"))],
-        "newstest08-12": [(os.path.join(wmt, f"{name}.en-de.en"),
-                           os.path.join(wmt, f"{name}.en-de.de")) for name in NEWSTEST],
+        "multi30k": (registry.problem("translate_ende_multi30k"), os.path.join(data, "multi30k")),
+        "newstest08-12": (NewstestEnde(), newstest_tmp_dir(data, work_dir)),
     }
 
 
-def read_lines(path: str):
-    with open(path, encoding="utf-8", newline="\n") as f:
-        return f.read().split("\n")[:-1]
-
-
-def read_pairs(files):
-    pairs = []
-    for source, target in files:
-        english, german = read_lines(source), read_lines(target)
-        if len(english) != len(german):
-            raise SystemExit(f"{source} has {len(english)} lines, {target} {len(german)}.")
-        pairs.extend(zip(english, german))
-    return pairs
-
-
-def train_vocab(work_dir: str, texts) -> spm.SentencePieceProcessor:
-    prefix = os.path.join(work_dir, "bench_vocab")
-    if not os.path.exists(prefix + ".model"):
-        spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(texts), model_prefix=prefix, vocab_size=8000,
-            normalization_rule_name="identity", remove_extra_whitespaces=False,
-            character_coverage=1.0, byte_fallback=True, pad_id=0, eos_id=1, unk_id=2,
-            bos_id=-1, input_sentence_size=100000, shuffle_input_sentence=True,
-            num_threads=2, minloglevel=2)
-    return spm.SentencePieceProcessor(model_file=prefix + ".model")
-
-
-def write_shards(data_dir: str, pairs, sp: spm.SentencePieceProcessor, num_shards: int = 4):
-    if os.path.exists(os.path.join(data_dir, f"{PROBLEM}-train-00000-of-{num_shards:05d}")):
-        return
-    os.makedirs(data_dir, exist_ok=True)
-    sources = sp.encode([s for s, _ in pairs], add_eos=True)
-    targets = sp.encode([t for _, t in pairs], add_eos=True)
-    for shard in range(num_shards):
-        path = os.path.join(data_dir, f"{PROBLEM}-train-{shard:05d}-of-{num_shards:05d}")
-        with tf.io.TFRecordWriter(path + ".tmp") as writer:
-            for inputs, target in zip(sources[shard::num_shards], targets[shard::num_shards]):
-                feature = {"inputs": tf.train.Feature(int64_list=tf.train.Int64List(value=inputs)),
-                           "targets": tf.train.Feature(int64_list=tf.train.Int64List(value=target))}
-                writer.write(tf.train.Example(
-                    features=tf.train.Features(feature=feature)).SerializeToString())
-        os.replace(path + ".tmp", path)
+def generate(problem: Problem, data_dir: str, tmp_dir: str) -> str:
+    """Runs datagen (reusing complete outputs); returns a one-line summary."""
+    meta = datagen.generate_data(problem, data_dir, tmp_dir, log=lambda line: None)
+    train = meta["splits"]["train"]
+    return (f"{meta['vocab_file']} ({meta['vocab_size']} pieces), "
+            f"{train['examples']} train examples in {len(train['shards'])} shards")
 
 
 def measure(dataset: tf.data.Dataset, seconds: float, warmup: int = 10):
@@ -123,13 +112,13 @@ def main() -> int:
     args = parser.parse_args()
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="pipeline_bench_")
 
-    pairs = {name: read_pairs(files) for name, files in corpora(args.data).items()}
     start = time.perf_counter()
-    sp = train_vocab(work_dir, [text for corpus in pairs.values() for pair in corpus
-                                for text in pair])
-    for name, corpus in pairs.items():
-        write_shards(os.path.join(work_dir, name), corpus, sp)
-    print(f"data: {work_dir} (vocabulary and shards in {time.perf_counter() - start:.1f} s)")
+    problems = {}
+    for name, (problem, tmp_dir) in corpora(args.data, work_dir).items():
+        data_dir = os.path.join(work_dir, name)
+        print(f"{name}: {generate(problem, data_dir, tmp_dir)}")
+        problems[name] = (problem.name, data_dir)
+    print(f"data: {work_dir} (datagen in {time.perf_counter() - start:.1f} s)")
     print(f"batch_size={args.batch_size} tokens per batch, max_length={args.max_length}, "
           f"timed {args.seconds:g} s per row, {os.cpu_count()} CPU cores\n")
 
@@ -140,11 +129,10 @@ def main() -> int:
     modes = [("train", dict(training=True, seed=1)),
              ("train padded", dict(training=True, seed=1, pad_to_bucket_boundary=True)),
              ("eval", dict(training=False, repeat=True))]
-    for name in pairs:
-        data_dir = os.path.join(work_dir, name)
-        counts = pipeline.count_lengths(data_dir, PROBLEM, "train", args.max_length)
+    for name, (problem_name, data_dir) in problems.items():
+        counts = pipeline.count_lengths(data_dir, problem_name, "train", args.max_length)
         for mode, kwargs in modes:
-            dataset = pipeline.make_dataset(data_dir, PROBLEM, "train", args.batch_size,
+            dataset = pipeline.make_dataset(data_dir, problem_name, "train", args.batch_size,
                                             args.max_length, **kwargs)
             tok_s, tgt_s, efficiency, batches = measure(dataset, args.seconds)
             print(f"{name:<14} {counts.examples:>8} {counts.dropped:>7} {mode:<16} "

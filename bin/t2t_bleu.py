@@ -12,7 +12,8 @@ import sys
 from typing import List, Optional
 
 from t2t_lite.bin import cli
-from t2t_lite.metrics.bleu import TOKENIZERS, corpus_bleu, read_lines
+from t2t_lite.metrics.bleu import TOKENIZERS, corpus_bleu
+from t2t_lite.textio import read_lines
 
 PROG = "t2t-bleu"
 
@@ -32,7 +33,10 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> int:
-    score, signature = corpus_bleu(read_lines(args.translation), read_lines(args.reference),
+    # Read as sacreBLEU's command line reads files: trailing whitespace removed.
+    translation = read_lines(args.translation, strip="trailing_whitespace")
+    reference = read_lines(args.reference, strip="trailing_whitespace")
+    score, signature = corpus_bleu(translation, reference,
                                    tokenize=args.tokenize, lowercase=args.lowercase)
     print(score.format(score_only=args.score_only, signature=signature))
     return 0

@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from t2t_lite.decode.scoring import score_pairs
     from t2t_lite.decode.search import SearchParams, search_for_problem
     from t2t_lite.decode.translator import Translator
+    from t2t_lite.textio import read_lines
 
     model_dir = _model_dir(args)
     model, vocab, _, _ = model_dir_lib.load_model(model_dir, args.checkpoint_path,
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
                                                     args.decode_hparams)
 
     if args.score_file:
-        pairs = [line.split("\t") for line in decoding.read_lines(args.score_file)]
+        pairs = [line.split("\t") for line in read_lines(args.score_file, strip="newline")]
         bad = next((n for n, pair in enumerate(pairs, 1) if len(pair) != 2), None)
         if bad:
             raise cli.T2TError(f"{args.score_file} line {bad}: expected 'source<TAB>target'.")
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     if args.decode_interactive:
         return _interactive(translator, problem)
     if args.decode_from_file:
-        lines = decoding.read_lines(args.decode_from_file)
+        lines = read_lines(args.decode_from_file, strip="newline")
     else:
         lines = sys.stdin.read().splitlines()
     outputs = decoding.decode_lines(translator, lines, options, postprocess=problem.postprocess,

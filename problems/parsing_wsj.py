@@ -47,7 +47,8 @@ the 273 dev trees of the same model stay rejected.
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence
 
 from t2t_lite import registry
-from t2t_lite.data.problem import Pair, Problem, check_split
+from t2t_lite.data.layout import check_split
+from t2t_lite.data.problem import Pair, Problem
 from t2t_lite.errors import T2TError
 from t2t_lite.parsing import outputs, trees
 from t2t_lite.parsing.linearize import linearize
@@ -57,7 +58,6 @@ from t2t_lite.parsing.linearize import linearize
 class ParsingWsj(Problem):
     """Words -> linearized constituency tree (POS tags as word slots), metric EVALB F1."""
 
-    name = "parsing_wsj"
     source_language = "en"
     target_language = "en_ptb_tree"
     vocab_size = 16000

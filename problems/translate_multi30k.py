@@ -15,7 +15,8 @@ import os
 from typing import Iterator, Optional
 
 from t2t_lite import registry
-from t2t_lite.data.problem import Pair, Problem, check_split, read_parallel_text
+from t2t_lite.data.layout import check_split
+from t2t_lite.data.problem import Pair, Problem, read_parallel_text
 from t2t_lite.errors import T2TError
 
 _FILE_STEMS = {"train": "train", "dev": "val", "test": "test_2016_flickr"}
@@ -25,7 +26,6 @@ _FILE_STEMS = {"train": "train", "dev": "val", "test": "test_2016_flickr"}
 class TranslateEndeMulti30k(Problem):
     """Multi30k English->German from local files, shared 8,000-piece vocabulary."""
 
-    name = "translate_ende_multi30k"
     source_language = "en"
     target_language = "de"
     vocab_size = 8000

@@ -24,7 +24,8 @@ from typing import Dict, Iterator, List, Optional
 from num2words import num2words
 
 from t2t_lite import registry
-from t2t_lite.data.problem import Pair, Problem, check_split
+from t2t_lite.data.layout import check_split
+from t2t_lite.data.problem import Pair, Problem
 from t2t_lite.errors import T2TError
 
 SEED = 2017
@@ -82,7 +83,6 @@ def number_pair(n: int) -> Pair:
 class TranslateEndeNumbers(Problem):
     """English number words -> German number words for 0..999,999 (offline, generated)."""
 
-    name = "translate_ende_numbers"
     source_language = "en"
     target_language = "de"
     # 256 byte pieces + 3 specials + ~440 learned: whole German number words

@@ -32,7 +32,8 @@ import os
 from typing import Iterator, List, Optional, Tuple
 
 from t2t_lite import registry
-from t2t_lite.data.problem import Pair, Problem, check_split, read_parallel_text
+from t2t_lite.data.layout import check_split
+from t2t_lite.data.problem import Pair, Problem, read_parallel_text
 from t2t_lite.data.tfds_source import tfds_pairs
 
 _TFDS_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
@@ -100,7 +101,6 @@ class TranslateWmt14(Problem):
 class TranslateEnde(TranslateWmt14):
     """WMT14 English->German with a shared vocabulary of about 37,000 pieces (the paper's)."""
 
-    name = "translate_ende"
     target_language = "de"
     vocab_size = 37000
 
@@ -109,7 +109,6 @@ class TranslateEnde(TranslateWmt14):
 class TranslateEnfr(TranslateWmt14):
     """WMT14 English->French with a shared vocabulary of about 32,000 pieces (the paper's)."""
 
-    name = "translate_enfr"
     target_language = "fr"
     vocab_size = 32000
     num_train_shards = 400  # 36M pairs

@@ -13,16 +13,15 @@ from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
 
 
-def build_model(hparams: HParams, vocab_size: int, model_name: str = "transformer"):
-    """Returns a built Keras model of the registered `model_name` (weights created).
+def build_model(hparams: HParams, vocab_size: int):
+    """Returns a built Transformer (`t2t_lite.model.transformer`), weights created.
 
     Args:
       hparams: the model's `HParams`.
       vocab_size: size of the shared source/target vocabulary.
-      model_name: a registered model name.
     """
     from t2t_lite.model.transformer import build  # Lazy: keeps `import t2t_lite` light.
-    return build(registry.model(model_name), hparams, vocab_size)
+    return build(hparams, vocab_size)
 
 
 __all__ = ["registry", "HParams", "T2TError", "build_model"]

@@ -1,4 +1,4 @@
-"""Registries of problems, hparams sets and models, looked up by name.
+"""Registries of problems and hparams sets, looked up by name.
 
 Usage, tensor2tensor style::
 
@@ -10,20 +10,25 @@ Usage, tensor2tensor style::
 
     registry.hparams("transformer_base")      # -> HParams
     registry.problem("translate_ende")        # -> Problem instance
-    registry.list_hparams(), registry.list_problems(), registry.list_models()
+    registry.list_hparams(), registry.list_problems()
 
 The default name of a registered function or class is its snake_case name.
 Registering a name twice is an error; an unknown name raises `T2TError` that
-suggests the closest names and lists what is registered.
+suggests the closest names and lists what is registered. A registered problem
+class gets its canonical name as its `name` attribute (the decorator sets it),
+so the name is written once.
+
+There is one model, `t2t_lite.model.transformer.Transformer`, built by
+`t2t_lite.build_model`; it is not looked up by name.
 
 Discovery is explicit: the first lookup in a registry imports its package
-(`t2t_lite.hparams`, `t2t_lite.problems` or `t2t_lite.model`), whose
-`__init__.py` imports its modules; nothing scans directories.
+(`t2t_lite.hparams` or `t2t_lite.problems`), whose `__init__.py` imports its
+modules; nothing scans directories.
 """
 
 import importlib
 import re
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from t2t_lite.errors import T2TError, did_you_mean
 
@@ -37,9 +42,11 @@ def _snake_case(name: str) -> str:
 class Registry:
     """A name -> object table with aliases, duplicate checks and suggestions."""
 
-    def __init__(self, kind: str, package: str):
+    def __init__(self, kind: str, package: str, name_attribute: Optional[str] = None):
         self.kind = kind
         self.package = package  # imported on first lookup; its __init__ registers entries
+        # When set, each registered object gets its canonical name as this attribute.
+        self.name_attribute = name_attribute
         self._discovered = False
         self._entries: Dict[str, Any] = {}
         self._aliases: Dict[str, str] = {}
@@ -53,6 +60,8 @@ class Registry:
         self._entries[name] = obj
         for alias in aliases:
             self._aliases[alias] = name
+        if self.name_attribute:
+            setattr(obj, self.name_attribute, name)
         return obj
 
     def decorator(self, name_or_obj=None, aliases: Sequence[str] = ()):
@@ -95,26 +104,23 @@ class Registry:
         return sorted(a for a, target in self._aliases.items() if target == name)
 
 
-# Each registry imports its own package on first lookup, so listing hparams
-# sets does not import TensorFlow through the model package.
-_problems = Registry("problem", "t2t_lite.problems")
+# Each registry imports its own package on its first lookup, and only then.
+_problems = Registry("problem", "t2t_lite.problems", name_attribute="name")
 _hparams = Registry("hparams set", "t2t_lite.hparams")
-_models = Registry("model", "t2t_lite.model")
 
 
 def register_problem(name_or_cls=None, aliases: Sequence[str] = ()):
-    """Class decorator registering a `Problem` subclass under a name and aliases."""
+    """Class decorator registering a `Problem` subclass under a name and aliases.
+
+    Sets the class's `name` to the registered (canonical) name; subclasses
+    inherit it unless they are registered themselves.
+    """
     return _problems.decorator(name_or_cls, aliases)
 
 
 def register_hparams(name_or_fn=None, aliases: Sequence[str] = ()):
     """Function decorator registering a zero-argument function returning HParams."""
     return _hparams.decorator(name_or_fn, aliases)
-
-
-def register_model(name_or_cls=None, aliases: Sequence[str] = ()):
-    """Class decorator registering a model class built as `cls(hparams, vocab_size)`."""
-    return _models.decorator(name_or_cls, aliases)
 
 
 def hparams(name: str):
@@ -132,21 +138,12 @@ def problem_name(name: str) -> str:
     return _problems.canonical_name(name)
 
 
-def model(name: str) -> Callable:
-    """Returns the registered model class `name`."""
-    return _models.get(name)
-
-
 def list_hparams() -> List[str]:
     return _hparams.names()
 
 
 def list_problems() -> List[str]:
     return _problems.names()
-
-
-def list_models() -> List[str]:
-    return _models.names()
 
 
 def help_string() -> str:
@@ -158,5 +155,4 @@ def help_string() -> str:
             out.append(f"  {name}" + (f"  (also: {', '.join(aliases)})" if aliases else ""))
         return "\n".join(out)
 
-    return (f"Problems:\n{lines(_problems)}\n\nHparams sets:\n{lines(_hparams)}\n\n"
-            f"Models:\n{lines(_models)}")
+    return f"Problems:\n{lines(_problems)}\n\nHparams sets:\n{lines(_hparams)}"

@@ -15,8 +15,9 @@ import tensorflow as tf
 from t2t_lite.decode.beam_search import _beam_search_loop, beam_search
 from t2t_lite.decode.sampling import greedy_search, sample
 from t2t_lite.decode.search_common import (forbid_eos_before, gather_cache, length_penalty,
-                                           tile_cache, top_k_by_chunks, write_at)
+                                           tile_cache, top_k_by_chunks)
 from t2t_lite.errors import T2TError
+from t2t_lite.tensors import write_at_last_axis
 
 PAD, EOS, A, B, C = 0, 1, 2, 3, 4
 VOCAB = 5
@@ -84,7 +85,7 @@ class TreeModel:
         # ids is output token step - 1 (the start symbol at step 0).
         code = tf.where(step > 0, cache["code"] * (VOCAB + 1) + ids + 1, 0)  # [rows]
         code = tf.minimum(code, NUM_CODES - 1)
-        history = write_at(cache["history"], step - 1, ids)  # [rows, HISTORY]
+        history = write_at_last_axis(cache["history"], step - 1, ids)  # [rows, HISTORY]
         logits = tf.gather_nd(self.tables, tf.stack([cache["static"]["tree"], code], axis=1))
         self.calls.assign_add(1)
         if self.last_history is not None:

@@ -11,6 +11,7 @@ from t2t_lite.decode.search import Search, SearchParams
 from t2t_lite.decode.translator import Translator
 from t2t_lite.errors import T2TError
 from t2t_lite.model_dir import load_model
+from t2t_lite.textio import read_lines
 
 from model_dirs import make_model_dir, number_sentences
 
@@ -132,8 +133,8 @@ def test_decoder_user_errors_are_one_line(model_dir, capfd, argv, message):
 def test_non_utf8_input_names_the_line(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"fine\n\xff\xfe broken\n")
-    with pytest.raises(T2TError, match="line 2 is not valid UTF-8"):
-        decoding.read_lines(str(bad))
+    with pytest.raises(T2TError, match=r"bad\.txt, line 2: not valid UTF-8"):
+        read_lines(str(bad), strip="newline")
 
 
 def test_number_sentences_are_distinct():

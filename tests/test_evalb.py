@@ -186,7 +186,7 @@ def test_cli_prm_and_cutoff_options(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("make_args, message", [
-    (lambda d, g: [g, str(d / "missing")], "cannot read tree file"),
+    (lambda d, g: [g, str(d / "missing")], "Cannot read"),
     (lambda d, g: [g, g, "-p", str(d / "missing.prm")], "cannot read parameter file"),
     (lambda d, g: [g, g, "-p", _write(d, "bad.prm", ["LABELLED 1"])], "unknown keyword 'LABELLED'"),
 ])

@@ -1,3 +1,4 @@
+import dataclasses
 import json
 
 import pytest
@@ -26,7 +27,7 @@ def test_parse_empty_string_is_identity():
 
 
 def test_hparams_are_immutable():
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         base().num_heads = 4
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.data import bucketing, pipeline
+from t2t_lite.data import bucketing, layout, pipeline
 from t2t_lite.errors import T2TError
 
 PROBLEM = "toy_problem"
@@ -36,7 +36,7 @@ def write_shards(data_dir, examples, num_shards: int = 3, split: str = "train",
     """Writes examples round-robin into datagen's shard format."""
     os.makedirs(data_dir, exist_ok=True)
     for shard in range(num_shards):
-        path = os.path.join(data_dir, f"{problem}-{split}-{shard:05d}-of-{num_shards:05d}")
+        path = os.path.join(data_dir, layout.shard_name(problem, split, shard, num_shards))
         with tf.io.TFRecordWriter(path) as writer:
             for inputs, targets in examples[shard::num_shards]:
                 feature = {

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from t2t_lite import registry
+from t2t_lite.data import layout
 from t2t_lite.data import problem as problem_lib
 from t2t_lite.data import tfds_source
 from t2t_lite.errors import T2TError
@@ -43,15 +44,19 @@ def test_unknown_problem_suggests():
         registry.problem("translate_ened")
 
 
+BLEU = ("bleu", "exact_match")  # the dev metrics of translation problems
+
+
 def test_problem_specs():
-    specs = {name: (p.vocab_size, p.vocab_shared, p.metric, p.beam_size, p.alpha,
+    specs = {name: (p.vocab_size, tuple(sorted(p.dev_scores(["a b"], ["a b"], ["x"]))),
+                    p.beam_size, p.alpha,
                     p.num_shards("train"), p.num_shards("test"))
              for name in TRANSLATION_PROBLEMS for p in [registry.problem(name)]}
     assert specs == {
-        "translate_ende": (37000, True, "bleu", 4, 0.6, 100, 1),
-        "translate_enfr": (32000, True, "bleu", 4, 0.6, 400, 1),
-        "translate_ende_multi30k": (8000, True, "bleu", 4, 0.6, 4, 1),
-        "translate_ende_numbers": (700, True, "bleu", 4, 0.6, 4, 1),
+        "translate_ende": (37000, BLEU, 4, 0.6, 100, 1),
+        "translate_enfr": (32000, BLEU, 4, 0.6, 400, 1),
+        "translate_ende_multi30k": (8000, BLEU, 4, 0.6, 4, 1),
+        "translate_ende_numbers": (700, BLEU, 4, 0.6, 4, 1),
     }
     with pytest.raises(T2TError, match="Unknown split 'valid'"):
         registry.problem("translate_ende").num_shards("valid")
@@ -121,7 +126,7 @@ def test_number_pairs():
 def test_multi30k_splits():
     problem = registry.problem("translate_ende_multi30k")
     tmp_dir = str(SHARED_DATA / "multi30k")
-    counts = {s: sum(1 for _ in problem.raw_pairs(s, tmp_dir)) for s in problem_lib.SPLITS}
+    counts = {s: sum(1 for _ in problem.raw_pairs(s, tmp_dir)) for s in layout.SPLITS}
     assert counts == {"train": 29000, "dev": 1014, "test": 1000}
     assert next(problem.raw_pairs("test", tmp_dir)) == (
         "A man in an orange hat starring at something.",
@@ -193,7 +198,7 @@ def test_wmt_through_tfds_mock(tmp_path):
                 "validation": [("Yes", "Ja")], "test": [("No", "Nein")]}
     ende = registry.problem("translate_ende")
     with _mock_wmt(examples):
-        got = {s: list(ende.raw_pairs(s, str(tmp_path))) for s in problem_lib.SPLITS}
+        got = {s: list(ende.raw_pairs(s, str(tmp_path))) for s in layout.SPLITS}
     assert got == {"train": examples["train"], "dev": [("Yes", "Ja")], "test": [("No", "Nein")]}
 
 

@@ -1,6 +1,7 @@
 import pytest
 
 from t2t_lite import registry
+from t2t_lite.data.problem import Problem
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
 
@@ -49,10 +50,30 @@ def test_default_name_is_snake_case_of_the_class():
     assert reg.names() == ["my_fancy_problem"]
 
 
-def test_model_registry_has_the_transformer():
-    assert registry.list_models() == ["transformer"]
-    with pytest.raises(T2TError, match="Did you mean 'transformer'"):
-        registry.model("transfomer")
+def test_registering_a_problem_sets_its_name():
+    reg = registry.Registry("problem", "t2t_lite", name_attribute="name")
+
+    @reg.decorator("toy_problem", aliases=["toy_alias"])
+    class Toy(Problem):
+        pass
+
+    class SmallToy(Toy):  # an unregistered variant, as tests make
+        vocab_size = 300
+
+    class Unregistered(Problem):
+        name = "my_own_name"
+
+    assert (Toy.name, SmallToy.name, Unregistered.name) == (
+        "toy_problem", "toy_problem", "my_own_name")
+    assert reg.get("toy_alias") is Toy
+    assert registry.problem("translate_ende_wmt32k").name == "translate_ende"
+
+
+def test_help_string_lists_problems_and_hparams_sets():
+    text = registry.help_string()
+    assert text.startswith("Problems:\n") and "\n\nHparams sets:\n" in text
+    assert "translate_ende  (also: translate_ende_wmt32k)" in text
+    assert "  transformer_base\n" in text and "Models" not in text
 
 
 def test_table3_rows_change_what_the_paper_says():

@@ -1,6 +1,7 @@
 """Datagen: a problem's raw pairs -> a subword vocabulary and encoded TFRecord shards.
 
-Output in `data_dir` (the input pipeline relies on these names and features):
+Output in `data_dir` (the input pipeline relies on these names and features; the
+ids, split names and shard names are defined in `t2t_lite.data.layout`):
 
   - `{problem}.sp{size}.model` (+ `.vocab`, readable): the SentencePiece vocabulary,
     learned from (a seeded sample of at most `problem.vocab_sample_pairs`) train pairs;
@@ -39,8 +40,9 @@ from typing import Callable, Dict, Iterable, List, Optional, Union
 import tensorflow as tf
 
 from t2t_lite import registry
-from t2t_lite.data.problem import SPLITS, Pair, Problem
-from t2t_lite.data.vocab import EOS_ID, PAD_ID, SubwordVocab, train_sentencepiece, vocab_path
+from t2t_lite.data.layout import EOS_ID, PAD_ID, SPLITS, shard_name
+from t2t_lite.data.problem import Pair, Problem
+from t2t_lite.data.vocab import SubwordVocab, train_sentencepiece, vocab_path
 from t2t_lite.errors import T2TError
 
 _TMP_PREFIX = ".incomplete."
@@ -51,7 +53,7 @@ EMPTY_SIDE = "empty source or target"
 
 def shard_paths(data_dir: str, problem_name: str, split: str, num_shards: int) -> List[str]:
     """The shard files of a split, e.g. `D/translate_ende-train-00000-of-00100`."""
-    return [os.path.join(data_dir, f"{problem_name}-{split}-{i:05d}-of-{num_shards:05d}")
+    return [os.path.join(data_dir, shard_name(problem_name, split, i, num_shards))
             for i in range(num_shards)]
 
 
@@ -244,8 +246,6 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
     """
     if isinstance(problem, str):
         problem = registry.problem(problem)
-    if not problem.vocab_shared or problem.vocab_kind != "sentencepiece":
-        raise T2TError(f"{problem.name}: only a shared SentencePiece vocabulary is supported.")
     os.makedirs(data_dir, exist_ok=True)
     log(f"t2t-datagen: {problem.name} ({problem.source_language}->{problem.target_language}) "
         f"into {data_dir}")

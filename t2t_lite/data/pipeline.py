@@ -1,8 +1,9 @@
 """The tf.data input pipeline: encoded TFRecord shards -> length-bucketed batches.
 
-Reads what datagen wrote: shards `{data_dir}/{problem}-{split}-{i:05d}-of-{n:05d}`,
-each record a `tf.train.Example` with int64-list features "inputs" and
-"targets" (subword ids, each ending with EOS=1; PAD=0), and yields dicts::
+Reads what datagen wrote (names and ids as defined in `t2t_lite.data.layout`):
+shards `{data_dir}/{problem}-{split}-{i:05d}-of-{n:05d}`, each record a
+`tf.train.Example` with int64-list features "inputs" and "targets" (subword
+ids, each ending with EOS=1; PAD=0), and yields dicts::
 
     {"inputs": int32 [B, S], "targets": int32 [B, T]}   # zero-padded
 
@@ -26,24 +27,22 @@ split instead (the trainer logs it once).
 
 import dataclasses
 import os
-import re
 from typing import Dict, List, Optional
 
 import tensorflow as tf
 
 from t2t_lite.data.bucketing import bucket_batch_sizes, bucket_boundaries, eval_bucket_boundaries
+from t2t_lite.data.layout import PAD_ID, check_split, parse_shard_name, shard_glob
 from t2t_lite.errors import T2TError
 
 FEATURES = ("inputs", "targets")
-SPLITS = ("train", "dev", "test")
-PAD_ID = 0
 
 _FEATURE_SPEC = {name: tf.io.RaggedFeature(tf.int64) for name in FEATURES}
 
 
 def shard_pattern(data_dir: str, problem_name: str, split: str) -> str:
     """The glob of a split's shards, as shown to users in errors."""
-    return os.path.join(data_dir, f"{problem_name}-{split}-?????-of-?????")
+    return os.path.join(data_dir, shard_glob(problem_name, split))
 
 
 def shard_files(data_dir: str, problem_name: str, split: str) -> List[str]:
@@ -55,15 +54,13 @@ def shard_files(data_dir: str, problem_name: str, split: str) -> List[str]:
     Raises:
       T2TError: unknown split, no shards, mixed shard counts or missing shards.
     """
-    if split not in SPLITS:
-        raise T2TError(f"Unknown split {split!r}: expected one of {', '.join(SPLITS)}.")
-    name_re = re.compile(rf"^{re.escape(problem_name)}-{split}-(\d{{5}})-of-(\d{{5}})$")
+    check_split(split)
     pattern = shard_pattern(data_dir, problem_name, split)
     matches = {}
     for path in tf.io.gfile.glob(pattern):
-        found = name_re.match(os.path.basename(path))
+        found = parse_shard_name(os.path.basename(path), problem_name, split)
         if found:
-            matches[path] = (int(found.group(1)), int(found.group(2)))
+            matches[path] = found  # (index, total)
     if not matches:
         raise T2TError(f"No {split} data for problem {problem_name!r} in {data_dir!r}: "
                        f"expected files {pattern} (run t2t-datagen --problem={problem_name} "

@@ -10,14 +10,17 @@ Writing a problem::
 
     @registry.register_problem("translate_xy")
     class TranslateXy(Problem):
-        name = "translate_xy"
         source_language, target_language = "x", "y"
         vocab_size = 8000
 
         def raw_pairs(self, split, tmp_dir):
             return read_parallel_text(...)
 
-Raw text policy (every problem; enforced by `read_parallel_text` and datagen):
+The decorator sets `name` ("translate_xy"); a problem used without
+registering it (e.g. in a test) sets `name` itself.
+
+Raw text policy (every problem; enforced by `read_parallel_text`, which reads
+with `t2t_lite.textio` and `strip="newline"`, and by datagen):
   - A line is everything up to "\\n" (a "\\r" before it is dropped too); the text
     is kept byte for byte otherwise: no whitespace collapsing, no entity
     unescaping, no Unicode normalisation (Multi30k's `&amp;`, TABs, non-breaking
@@ -32,13 +35,12 @@ Raw text policy (every problem; enforced by `read_parallel_text` and datagen):
     that decoded output lines up with the reference files.
 """
 
-import os
 from typing import Any, Dict, Iterable, Iterator, Optional, Protocol, Sequence, Tuple
 
+from t2t_lite.data.layout import check_split
 from t2t_lite.errors import T2TError
 from t2t_lite.metrics.translation import bleu_report, translation_scores
-
-SPLITS = ("train", "dev", "test")
+from t2t_lite.textio import count_lines, iter_lines
 
 Pair = Tuple[str, str]
 
@@ -67,14 +69,12 @@ class Problem:
     Subclasses set the class attributes and implement `raw_pairs`.
     """
 
-    name: str = ""                  # canonical registry name, e.g. "translate_ende"
+    name: str = ""                  # canonical registry name, set by @register_problem
     source_language: str = ""       # ISO code, e.g. "en"
     target_language: str = ""       # ISO code, e.g. "de"
 
     # Vocabulary: one SentencePiece model shared by source and target.
-    vocab_kind: str = "sentencepiece"
     vocab_size: int = 8000          # pieces, including PAD/EOS/UNK and the 256 byte pieces
-    vocab_shared: bool = True
     vocab_sample_pairs: int = 500_000  # at most this many train pairs train the vocabulary
     # True: every distinct whitespace-separated token of the sampled train
     # targets becomes one piece (for closed target languages such as
@@ -93,7 +93,7 @@ class Problem:
         """Yields the (source, target) strings of `split` ("train", "dev" or "test").
 
         Args:
-          split: one of `SPLITS`.
+          split: one of `t2t_lite.data.layout.SPLITS`.
           tmp_dir: where raw files are looked for first (and downloads would go);
             may be None for problems that need no files.
 
@@ -151,34 +151,6 @@ class Problem:
                 f"{self.source_language}->{self.target_language}, vocab_size={self.vocab_size})")
 
 
-def check_split(split: str) -> None:
-    """Raises `T2TError` unless `split` is one of `SPLITS`."""
-    if split not in SPLITS:
-        raise T2TError(f"Unknown split {split!r}; expected one of {', '.join(SPLITS)}.")
-
-
-def _count_lines(path: str) -> int:
-    count, last = 0, b"\n"
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            count += block.count(b"\n")
-            last = block[-1:]
-    return count + (last != b"\n")  # a last line without "\n" still counts
-
-
-def _read_lines(path: str) -> Iterator[str]:
-    with open(path, "rb") as f:
-        for number, raw in enumerate(f, start=1):
-            raw = raw[:-1] if raw.endswith(b"\n") else raw
-            raw = raw[:-1] if raw.endswith(b"\r") else raw
-            try:
-                yield raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise T2TError(
-                    f"{path}, line {number}: not valid UTF-8 ({e.reason} at byte {e.start}); "
-                    f"convert the file (e.g. iconv -c -f utf-8 -t utf-8) and re-run.") from None
-
-
 def read_parallel_text(source_path: str, target_path: str) -> Iterator[Pair]:
     """Yields (source, target) line pairs of two parallel plain-text files.
 
@@ -188,12 +160,10 @@ def read_parallel_text(source_path: str, target_path: str) -> Iterator[Pair]:
     Raises:
       T2TError: a file is missing, the line counts differ, or a line is not UTF-8.
     """
-    for path in (source_path, target_path):
-        if not os.path.isfile(path):
-            raise T2TError(f"Missing data file {path}.")
-    n_source, n_target = _count_lines(source_path), _count_lines(target_path)
+    n_source, n_target = count_lines(source_path), count_lines(target_path)
     if n_source != n_target:
         raise T2TError(
             f"Parallel files differ in length: {source_path} has {n_source} lines but "
             f"{target_path} has {n_target}.")
-    yield from zip(_read_lines(source_path), _read_lines(target_path))
+    yield from zip(iter_lines(source_path, strip="newline"),
+                   iter_lines(target_path, strip="newline"))

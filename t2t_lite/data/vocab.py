@@ -10,8 +10,9 @@ Multi30k, see STACK-NOTES.md):
   - `character_coverage=1.0` and `byte_fallback=True`: no `<unk>`; a character
     never seen in training is spelt as UTF-8 byte pieces;
   - ids `PAD=0, EOS=1, UNK=2`, no BOS (tensor2tensor's ids, which the model
-    and beam search assume). The vocabulary size counts these three and the
-    256 byte pieces.
+    and beam search assume; defined in `t2t_lite.data.layout` and importable
+    from here too). The vocabulary size counts these three and the 256 byte
+    pieces.
 
 The one normalization: leading whitespace of a line is dropped
 (SentencePiece's word-boundary prefix; `add_dummy_prefix=False` would keep it
@@ -35,11 +36,10 @@ from sentencepiece import sentencepiece_model_pb2 as sp_model_pb2
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from t2t_lite import registry
+from t2t_lite.data.layout import EOS_ID, PAD_ID, UNK_ID
 from t2t_lite.errors import T2TError
 
-PAD_ID = 0
-EOS_ID = 1
-UNK_ID = 2
 WORD_START = "\u2581"  # SentencePiece's word-boundary mark, "▁"
 
 # SentencePiece's result depends on its thread count; fixing it makes the
@@ -55,7 +55,6 @@ def vocab_file_name(problem_name: str, vocab_size: int) -> str:
 def vocab_path(data_dir: str, problem) -> str:
     """Path of `problem`'s vocabulary in `data_dir`; `problem` is a `Problem` or a name."""
     if isinstance(problem, str):
-        from t2t_lite import registry  # Lazy: avoids importing problems at import time.
         problem = registry.problem(problem)
     return os.path.join(data_dir, vocab_file_name(problem.name, problem.vocab_size))
 

@@ -29,12 +29,12 @@ from typing import Optional, Tuple
 import tensorflow as tf
 
 from t2t_lite.decode.sampling import _decode_loop
-from t2t_lite.decode.search_common import DEAD_THRESHOLD, NEG_INF, gather_cache
+from t2t_lite.decode.search_common import DEAD_THRESHOLD, gather_cache
 from t2t_lite.decode.search_common import length_penalty as _length_penalty
 from t2t_lite.decode.search_common import (cache_shape_invariants, has_growing_axes,
                                            keep_static_shapes, loop_shape_invariants,
-                                           resolve_max_lengths, tile_cache, top_k_by_chunks,
-                                           write_at)
+                                           resolve_max_lengths, tile_cache, top_k_by_chunks)
+from t2t_lite.tensors import NEG_INF, write_at_last_axis
 
 
 def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, max_decode_length,
@@ -120,8 +120,8 @@ def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_l
         parents = flat_choice // per_beam_k  # [batch, 2 * beam]
         tokens = tf.gather(tf.reshape(top_tokens, [-1, beam * per_beam_k]), flat_choice,
                            batch_dims=1)  # [batch, 2 * beam]
-        candidate_seq = write_at(tf.gather(alive_seq, parents, batch_dims=1), step,
-                                 tokens)  # [batch, 2 * beam, T]
+        candidate_seq = write_at_last_axis(tf.gather(alive_seq, parents, batch_dims=1), step,
+                                           tokens)  # [batch, 2 * beam, T]
 
         active = tf.logical_not(done)[:, tf.newaxis]  # [batch, 1]
         valid = (candidate_log_probs > DEAD_THRESHOLD) & active  # [batch, 2 * beam]

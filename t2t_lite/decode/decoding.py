@@ -22,29 +22,6 @@ from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import parse_overrides
 
 
-def read_lines(path: str) -> List[str]:
-    """The lines of a UTF-8 text file without their newlines.
-
-    Raises:
-      T2TError: missing file, or bytes that are not UTF-8 (naming the line).
-    """
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise T2TError(f"Cannot read {path}: {e.strerror}.") from None
-    lines = raw.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    out = []
-    for number, line in enumerate(lines, 1):
-        try:
-            out.append(line.decode("utf-8").rstrip("\r"))
-        except UnicodeDecodeError:
-            raise T2TError(f"{path} line {number} is not valid UTF-8.") from None
-    return out
-
-
 @dataclasses.dataclass(frozen=True)
 class DecodeOptions:
     """How t2t-decoder batches and writes its output; the rest of --decode_hparams

@@ -11,7 +11,8 @@ import tensorflow as tf
 
 from t2t_lite.decode.search_common import (cache_shape_invariants, has_growing_axes,
                                            keep_static_shapes, loop_shape_invariants,
-                                           resolve_max_lengths, write_at)
+                                           resolve_max_lengths)
+from t2t_lite.tensors import write_at_last_axis
 
 
 def _decode_loop(symbols_to_logits_fn, choose_fn, initial_ids, max_decode_length, eos_id,
@@ -45,7 +46,7 @@ def _decode_loop(symbols_to_logits_fn, choose_fn, initial_ids, max_decode_length
         token_log_prob = (tf.gather(logits, token, axis=1, batch_dims=1)
                           - tf.reduce_logsumexp(logits, axis=1))  # [batch]
         token = tf.where(done, 0, token)
-        ids = write_at(ids, step, token)
+        ids = write_at_last_axis(ids, step, token)
         log_probs += tf.where(done, 0.0, token_log_prob)
         lengths += tf.cast(tf.logical_not(done), tf.int32)
         done = done | tf.equal(token, eos_id) | (step + 1 >= max_lengths)

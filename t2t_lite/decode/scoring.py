@@ -4,7 +4,7 @@ from typing import List, Sequence
 
 import tensorflow as tf
 
-from t2t_lite.data.vocab import PAD_ID
+from t2t_lite.data.layout import PAD_ID
 from t2t_lite.decode.translator import truncate_and_pad
 
 

@@ -22,7 +22,7 @@ from typing import Optional, Sequence, Tuple, Union
 import tensorflow as tf
 
 from t2t_lite.data.problem import SearchConstraint
-from t2t_lite.data.vocab import EOS_ID
+from t2t_lite.data.layout import EOS_ID
 from t2t_lite.decode.beam_search import beam_search
 from t2t_lite.decode.sampling import sample
 from t2t_lite.decode.search_common import (CONSTRAINT_KEY, LENGTH_PENALTIES, constrained,

@@ -19,10 +19,10 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite.errors import T2TError, did_you_mean
+from t2t_lite.tensors import NEG_INF
 
-# A finite "minus infinity": arithmetic on it never gives NaN, and anything below
-# DEAD_THRESHOLD is treated as an impossible hypothesis.
-NEG_INF = -1.0e9
+# Anything below this is treated as an impossible hypothesis: its score
+# includes a NEG_INF (the finite "minus infinity" of masked logits and beams).
 DEAD_THRESHOLD = NEG_INF / 2
 
 LENGTH_PENALTIES = ("gnmt", "fairseq")
@@ -72,15 +72,6 @@ def resolve_max_lengths(max_decode_length, batch_size,
         buffer_length = tf.maximum(tf.reduce_max(max_lengths), 1)
     max_lengths = tf.clip_by_value(max_lengths, 1, buffer_length)
     return buffer_length, max_lengths
-
-
-def write_at(buffer: tf.Tensor, position, values: tf.Tensor) -> tf.Tensor:
-    """Returns `buffer` [..., T] with `values` [...] written at index `position` of the last axis.
-
-    A select rather than a scatter: it keeps static shapes and fuses under XLA.
-    """
-    hit = tf.equal(tf.range(tf.shape(buffer)[-1]), position)  # [T]
-    return tf.where(hit, values[..., tf.newaxis], buffer)
 
 
 def _map_cache(fn, cache, skip_static: bool):

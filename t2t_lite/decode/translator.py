@@ -11,7 +11,7 @@ from typing import List, Sequence, Tuple
 
 import tensorflow as tf
 
-from t2t_lite.data.vocab import EOS_ID
+from t2t_lite.data.layout import EOS_ID
 from t2t_lite.decode.search import Search
 
 

@@ -52,7 +52,7 @@ import tensorflow as tf
 
 from t2t_lite import checkpoints
 from t2t_lite import model_dir as model_dir_lib
-from t2t_lite.data.vocab import EOS_ID
+from t2t_lite.data.layout import EOS_ID
 from t2t_lite.decode.search import Search, SearchParams, search_for_problem
 from t2t_lite.errors import T2TError
 

@@ -9,7 +9,7 @@ Uses `sacrebleu.metrics.BLEU(...).corpus_score(hyps, [refs])`: the functional
 against the wrong streams (see STACK-NOTES).
 """
 
-from typing import List, Sequence, Tuple
+from typing import Sequence, Tuple
 
 import sacrebleu
 from sacrebleu.metrics.bleu import BLEUScore
@@ -47,29 +47,3 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], tokenize: 
     metric = sacrebleu.metrics.BLEU(tokenize=tokenize, lowercase=lowercase)
     score = metric.corpus_score(list(hypotheses), [list(references)])
     return score, str(metric.get_signature())
-
-
-def read_lines(path: str) -> List[str]:
-    """The lines of a UTF-8 text file, trailing whitespace removed, as sacreBLEU's
-    command line reads them (split on "\\n" only, not on other Unicode breaks).
-
-    Raises:
-      T2TError: the file is missing, unreadable or not UTF-8.
-    """
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise T2TError(f"{path} does not exist.") from None
-    except OSError as e:
-        raise T2TError(f"Cannot read {path}: {e.strerror}.") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise T2TError(f"{path} is not UTF-8 text: byte 0x{data[e.start]:02x} on line {line} "
-                       f"(offset {e.start}) cannot be decoded.") from None
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()  # the newline that ends the last line
-    return [line.rstrip() for line in lines]

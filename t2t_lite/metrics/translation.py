@@ -2,7 +2,8 @@
 
 from typing import Dict, Sequence
 
-from t2t_lite.metrics.bleu import corpus_bleu, read_lines
+from t2t_lite import textio
+from t2t_lite.metrics.bleu import corpus_bleu
 
 
 def exact_match(hypotheses: Sequence[str], references: Sequence[str]) -> float:
@@ -26,5 +27,6 @@ def bleu_report(outputs: Sequence[str], reference_path: str) -> str:
     References are read as t2t-bleu and sacreBLEU's command line read them
     (trailing whitespace removed), so the scores printed here and there agree.
     """
-    score, signature = corpus_bleu(outputs, read_lines(reference_path))
+    score, signature = corpus_bleu(outputs, textio.read_lines(reference_path,
+                                                              strip="trailing_whitespace"))
     return f"BLEU = {score.score:.2f} {signature}  ({score})"

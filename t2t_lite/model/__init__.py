@@ -1,3 +1,1 @@
-"""The Transformer model (registered as "transformer")."""
-
-from t2t_lite.model import transformer  # noqa: F401  (registers the model)
+"""The Transformer model: attention, the other layers, the encoder-decoder."""

@@ -18,33 +18,20 @@ import math
 import keras
 import tensorflow as tf
 
+from t2t_lite.data.layout import PAD_ID
 from t2t_lite.model.layers import glorot, matmul_2d
-
-# Added to attention logits at masked positions (finite, so a fully masked
-# row gives a uniform distribution instead of NaN).
-NEG_INF = -1e9
+from t2t_lite.tensors import NEG_INF, add_at_position
 
 
 def padding_bias(ids: tf.Tensor) -> tf.Tensor:
-    """Attention bias hiding padding (id 0) keys: [B, S] -> [B, 1, 1, S] float32."""
-    return tf.cast(tf.equal(ids, 0), tf.float32)[:, None, None, :] * NEG_INF
+    """Attention bias hiding padding (PAD_ID, 0) keys: [B, S] -> [B, 1, 1, S] float32."""
+    return tf.cast(tf.equal(ids, PAD_ID), tf.float32)[:, None, None, :] * NEG_INF
 
 
 def causal_bias(length) -> tf.Tensor:
     """Bias hiding future positions: [1, 1, T, T], 0 on and below the diagonal."""
     lower = tf.linalg.band_part(tf.ones([length, length], tf.float32), -1, 0)
     return (1.0 - lower)[None, None] * NEG_INF
-
-
-def write_at(cache: tf.Tensor, values: tf.Tensor, index) -> tf.Tensor:
-    """Writes `values` [B, H, 1, X] at position `index` of `cache` [B, H, L, X].
-
-    A one-hot blend rather than `dynamic_update_slice`: it is a plain
-    TensorFlow op everywhere (the XLA op has no kernel in TF Serving's loader)
-    and the position is written exactly once, so adding is exact.
-    """
-    position = tf.one_hot(index, tf.shape(cache)[2], dtype=cache.dtype)  # [L]
-    return cache + values * position[None, None, :, None]
 
 
 class MultiHeadAttention(keras.layers.Layer):
@@ -167,7 +154,8 @@ class MultiHeadAttention(keras.layers.Layer):
                 cache = {"k": tf.concat([cache["k"], k], axis=2),
                          "v": tf.concat([cache["v"], v], axis=2)}
             else:
-                cache = {"k": write_at(cache["k"], k, index), "v": write_at(cache["v"], v, index)}
+                cache = {"k": add_at_position(cache["k"], index, k),
+                         "v": add_at_position(cache["v"], index, v)}
         else:
             q = self._split_heads(self._project(query, self.q_kernel), self.key_channels)
         return self._attend(q, cache["k"], cache["v"], bias, training=False), cache

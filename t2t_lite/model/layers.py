@@ -11,6 +11,8 @@ import math
 import keras
 import tensorflow as tf
 
+from t2t_lite.data.layout import PAD_ID
+
 
 def glorot(gain: float):
     return keras.initializers.VarianceScaling(gain, "fan_avg", "uniform")
@@ -76,7 +78,7 @@ class Embedding(keras.layers.Layer):
     def call(self, ids):
         """ids int [B, T] -> [B, T, D] in the compute dtype."""
         x = tf.gather(tf.cast(self.weights_matrix, self.compute_dtype), ids)
-        mask = tf.cast(tf.not_equal(ids, 0), self.compute_dtype)[..., None]
+        mask = tf.cast(tf.not_equal(ids, PAD_ID), self.compute_dtype)[..., None]
         return x * tf.cast(self.hidden_size ** 0.5, self.compute_dtype) * mask
 
     def logits(self, x):

@@ -20,11 +20,11 @@ Cache layout (what beam search tiles and reorders): a dict with
 import keras
 import tensorflow as tf
 
-from t2t_lite import registry
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
 from t2t_lite.model.attention import MultiHeadAttention, causal_bias, padding_bias
 from t2t_lite.model.layers import Embedding, FeedForward, PositionalEncoding, Residual
+from t2t_lite.tensors import NEG_INF
 
 
 def _attention(hp: HParams, self_attention: bool, name: str) -> MultiHeadAttention:
@@ -109,7 +109,6 @@ class DecoderLayer(keras.layers.Layer):
         return r.after(x, self.feed_forward(r.before(x))), self_cache
 
 
-@registry.register_model("transformer")
 class Transformer(keras.Model):
     """Encoder-decoder Transformer over a shared source/target vocabulary.
 
@@ -234,7 +233,7 @@ class Transformer(keras.Model):
             self_bias = None
         else:
             length = tf.shape(cache["layer_0"]["k"])[2]
-            self_bias = tf.where(tf.range(length) <= index, 0.0, -1e9)[None, None, None, :]
+            self_bias = tf.where(tf.range(length) <= index, 0.0, NEG_INF)[None, None, None, :]
         new_cache = {"static": static}
         for i, layer in enumerate(self.decoder_layers):
             x, new_cache[f"layer_{i}"] = layer.step(
@@ -243,9 +242,9 @@ class Transformer(keras.Model):
         return self._logits(x)[:, 0, :], new_cache
 
 
-def build(model_cls, hparams: HParams, vocab_size: int) -> keras.Model:
-    """Instantiates `model_cls(hparams, vocab_size)` and creates its weights."""
-    model = model_cls(hparams, vocab_size)
+def build(hparams: HParams, vocab_size: int) -> Transformer:
+    """Instantiates `Transformer(hparams, vocab_size)` and creates its weights."""
+    model = Transformer(hparams, vocab_size)
     dummy = tf.ones([1, 2], tf.int32)
     model({"inputs": dummy, "targets": dummy}, training=False)
     return model

@@ -12,7 +12,7 @@ import dataclasses
 import pathlib
 from typing import Sequence, Union
 
-from t2t_lite.errors import T2TError
+from t2t_lite import textio
 from t2t_lite.parsing.evalb import COLLINS_PARAMS, ERROR, SKIP, EvalbParams, SentenceResult, score_sentence
 from t2t_lite.parsing.trees import Tree
 
@@ -183,15 +183,13 @@ def evaluate(
 
 
 def read_tree_lines(path: Union[str, pathlib.Path]) -> list[str]:
-    """A file's lines, as EVALB reads them (a final newline does not add a line)."""
-    try:
-        text = pathlib.Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise T2TError(f"cannot read tree file {path}: {e}") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line.rstrip("\r") for line in lines]
+    """A file's lines, as EVALB reads them: split on "\\n" only (a final newline
+    does not add a line), the line end ("\\n" or "\\r\\n") removed.
+
+    Raises:
+      T2TError: the file is missing, unreadable or not UTF-8 (`t2t_lite.textio`).
+    """
+    return textio.read_lines(path, strip="newline")
 
 
 def evaluate_files(gold_path: Union[str, pathlib.Path], test_path: Union[str, pathlib.Path],

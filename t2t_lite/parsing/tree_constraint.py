@@ -43,10 +43,10 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite.data.vocab import WORD_START
-from t2t_lite.decode.search_common import NEG_INF  # TODO tensors
 from t2t_lite.errors import T2TError
 from t2t_lite.parsing.linearize import (AMBIGUOUS_PUNCTUATION_PATTERN, DELETED_PUNCTUATION_TAGS,
                                         DELETED_PUNCTUATION_WORDS)
+from t2t_lite.tensors import NEG_INF
 
 # Token kinds (indices into the per-row table of allowed kinds); PUNCT_SLOT is
 # a slot whose tag EVALB deletes.

@@ -29,6 +29,7 @@ import pathlib
 import re
 from typing import Iterator, Union
 
+from t2t_lite.data.layout import SPLITS
 from t2t_lite.errors import T2TError
 
 ROOT_LABEL = "TOP"
@@ -47,7 +48,6 @@ SAMPLE_FILE_RANGES = {
     "dev": (160, 179),
     "test": (180, 199),
 }
-SPLITS = ("train", "dev", "test")
 
 _MRG_NAME = re.compile(r"^wsj_(\d{4})\.mrg$")
 _TOKEN = re.compile(r"\(([^\s()]*)|\)|[^\s()]+")

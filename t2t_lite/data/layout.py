@@ -1,0 +1,64 @@
+"""What datagen writes and every reader expects: special ids, split names, shard file names.
+
+The one place these facts are defined; datagen, the input pipeline, the
+vocabulary, the model's padding masks and the problems import them from here.
+
+  - Ids: `PAD_ID = 0` (padding, and the decoder's start symbol), `EOS_ID = 1`
+    (ends every encoded sequence), `UNK_ID = 2` (tensor2tensor's ids; no BOS).
+  - Splits: "train", "dev", "test".
+  - Shards: `{problem}-{split}-{index:05d}-of-{total:05d}`, e.g.
+    `translate_ende-train-00003-of-00100`, TFRecord files in the data dir.
+
+Pure Python (no TensorFlow), so light modules such as `t2t_lite.parsing.trees`
+can import it.
+"""
+
+import re
+from typing import Optional, Tuple
+
+from t2t_lite.errors import T2TError
+
+PAD_ID = 0
+EOS_ID = 1
+UNK_ID = 2
+
+SPLITS = ("train", "dev", "test")
+
+_SHARD_DIGITS = 5
+
+
+def check_split(split: str) -> None:
+    """Raises `T2TError` unless `split` is one of `SPLITS`."""
+    if split not in SPLITS:
+        raise T2TError(f"Unknown split {split!r}; expected one of {', '.join(SPLITS)}.")
+
+
+def shard_name(problem_name: str, split: str, index: int, total: int) -> str:
+    """The file name of shard `index` of `total`, e.g. `translate_ende-train-00003-of-00100`."""
+    return f"{problem_name}-{split}-{index:0{_SHARD_DIGITS}d}-of-{total:0{_SHARD_DIGITS}d}"
+
+
+def shard_glob(problem_name: str, split: str) -> str:
+    """The glob matching every shard name of a split, `{problem}-{split}-?????-of-?????`.
+
+    It can also match names that are not shards (`?` is any character); check
+    each match with `parse_shard_name`.
+    """
+    digits = "?" * _SHARD_DIGITS
+    return f"{problem_name}-{split}-{digits}-of-{digits}"
+
+
+def shard_regex(problem_name: str, split: str) -> "re.Pattern[str]":
+    """A regex matching exactly the shard names of a split; groups 1 and 2: index and total."""
+    number = rf"(\d{{{_SHARD_DIGITS}}})"
+    return re.compile(rf"^{re.escape(problem_name)}-{re.escape(split)}-{number}-of-{number}$")
+
+
+def parse_shard_name(file_name: str, problem_name: str, split: str) -> Optional[Tuple[int, int]]:
+    """(index, total) of a shard's file name (no directory), or None if it is not one.
+
+    Only complete names match: datagen's temporary files (`.incomplete.` prefix)
+    and anything with a suffix do not.
+    """
+    found = shard_regex(problem_name, split).match(file_name)
+    return (int(found.group(1)), int(found.group(2))) if found else None

@@ -1,0 +1,98 @@
+"""Reading UTF-8 text files line by line, with one set of error messages.
+
+Every line-oriented text file the project reads goes through here: raw
+parallel text (datagen), files to decode or score, BLEU's translations and
+references, EVALB's tree files.
+
+  - Lines are separated by "\\n" only: not by a lone "\\r", nor by Unicode
+    separators such as U+2028 (which `str.splitlines` would split on). A final
+    "\\n" does not start another line; an empty file has no lines.
+  - What is removed from each line is the caller's explicit choice, `strip`:
+      "newline": only the line end, "\\n" and one "\\r" before it ("\\r\\n"
+        files; also a "\\r" ending an unterminated last line). Everything else,
+        trailing spaces and TABs included, is kept as written.
+      "trailing_whitespace": all trailing whitespace (`str.rstrip()`), as
+        sacreBLEU's command line reads translations and references.
+  - Mistakes are `T2TError`s in one format:
+      "Cannot read {path}: the file does not exist." (or the system's reason,
+        e.g. "Is a directory.");
+      "{path}, line {n}: not valid UTF-8 (byte 0x.. at file offset {k}:
+        {reason}); convert the file (e.g. iconv -c -f utf-8 -t utf-8) and re-run."
+    Nothing is replaced or skipped silently.
+
+Pure Python (no TensorFlow), so light modules such as the EVALB reader can
+import it.
+"""
+
+import os
+from typing import BinaryIO, Iterator, List, Union
+
+from t2t_lite.errors import T2TError
+
+PathLike = Union[str, "os.PathLike[str]"]
+STRIP_MODES = ("newline", "trailing_whitespace")
+
+
+def _open(path: PathLike) -> BinaryIO:
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise T2TError(f"Cannot read {path}: the file does not exist.") from None
+    except OSError as e:
+        raise T2TError(f"Cannot read {path}: {e.strerror}.") from None
+
+
+def _lines(path: PathLike, strip: str) -> Iterator[str]:
+    with _open(path) as f:
+        offset = 0  # of the current line's first byte in the file
+        for number, raw in enumerate(f, start=1):
+            size = len(raw)
+            raw = raw[:-1] if raw.endswith(b"\n") else raw
+            raw = raw[:-1] if raw.endswith(b"\r") else raw
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise T2TError(
+                    f"{path}, line {number}: not valid UTF-8 (byte 0x{raw[e.start]:02x} at "
+                    f"file offset {offset + e.start}: {e.reason}); convert the file "
+                    "(e.g. iconv -c -f utf-8 -t utf-8) and re-run.") from None
+            yield line.rstrip() if strip == "trailing_whitespace" else line
+            offset += size
+
+
+def iter_lines(path: PathLike, *, strip: str) -> Iterator[str]:
+    """Yields the lines of a UTF-8 text file one at a time (the file is not read whole).
+
+    Args:
+      path: the file.
+      strip: "newline" (remove only the line end, "\\n" or "\\r\\n") or
+        "trailing_whitespace" (remove all trailing whitespace, as sacreBLEU's
+        command line does); see the module docstring.
+
+    Raises:
+      ValueError: an unknown `strip` (at once).
+      T2TError: while iterating: the file does not exist or cannot be read, or
+        a line is not valid UTF-8 (naming the file, line number and byte).
+    """
+    if strip not in STRIP_MODES:
+        raise ValueError(f"Unknown strip {strip!r}; expected one of {', '.join(STRIP_MODES)}.")
+    return _lines(path, strip)
+
+
+def read_lines(path: PathLike, *, strip: str) -> List[str]:
+    """All lines of a UTF-8 text file as a list; as `iter_lines` (errors raised here)."""
+    return list(iter_lines(path, strip=strip))
+
+
+def count_lines(path: PathLike) -> int:
+    """The number of lines `iter_lines` yields for `path`, counted without decoding.
+
+    Raises:
+      T2TError: the file does not exist or cannot be read.
+    """
+    count, last = 0, b"\n"
+    with _open(path) as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (last != b"\n")  # a last line without "\n" still counts
