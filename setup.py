@@ -34,6 +34,7 @@ setup(
         "t2t_lite.train",
         "t2t_lite.decode",
         "t2t_lite.export",
+        "t2t_lite.metrics",
         "t2t_lite.parsing",
         "t2t_lite.problems",
         "t2t_lite.hparams",

@@ -5,10 +5,9 @@ import pathlib
 
 import pytest
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+from paths import SHARED_DATA
 
-REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
 @pytest.fixture

@@ -5,9 +5,8 @@ function (a lazy import hides a cycle from Python, not from this test).
 """
 
 import ast
-import pathlib
 
-from conftest import REPO_ROOT
+from paths import REPO_ROOT
 
 # Folder of each installed package (setup.py's package_dir).
 ROOTS = {"t2t_lite": REPO_ROOT / "t2t_lite", "t2t_lite.problems": REPO_ROOT / "problems",
@@ -81,3 +80,13 @@ def test_the_library_does_not_import_the_programs_or_tests():
 def test_the_cycle_finder_finds_a_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_setup_installs_every_package_folder():
+    """A folder missing from setup.py's `packages` works in an editable install
+    and is absent from a wheel."""
+    setup_text = (REPO_ROOT / "setup.py").read_text(encoding="utf-8")
+    folders = {"t2t_lite." + ".".join(p.parent.relative_to(ROOTS["t2t_lite"]).parts)
+               for p in ROOTS["t2t_lite"].rglob("__init__.py") if p.parent != ROOTS["t2t_lite"]}
+    missing = sorted(name for name in folders if f'"{name}"' not in setup_text)
+    assert folders and not missing, missing

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import REPO_ROOT
+from paths import REPO_ROOT
 
 SLICE = {"train": 1500, "val": 60, "test_2016_flickr": 60}
 

@@ -3,59 +3,17 @@
 import bisect
 import collections
 import os
-import random
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.data import bucketing, layout, pipeline
+from t2t_lite.data import bucketing, pipeline
 from t2t_lite.errors import T2TError
+from toy_data import (TOY_BUDGET, TOY_MAX_LENGTH, TOY_PROBLEM, batch_examples, length,
+                      make_examples, write_shards)
 
-PROBLEM = "toy_problem"
-BUDGET = 128      # tokens per batch
-MAX_LENGTH = 40   # longest training example
-
-
-# --- Test data --------------------------------------------------------------
-
-def make_examples(count: int = 300, longest: int = 60, seed: int = 0):
-    """Examples with unique contents: inputs[0] is 10 + index, all ids >= 1, EOS last."""
-    rng = random.Random(seed)
-    examples = []
-    for i in range(count):
-        n_in, n_out = rng.randint(2, longest), rng.randint(1, longest)
-        inputs = [10 + i] + [rng.randint(2, 9) for _ in range(n_in - 2)] + [1]
-        targets = [rng.randint(2, 9) for _ in range(n_out - 1)] + [1]
-        examples.append((tuple(inputs), tuple(targets)))
-    return examples
-
-
-def write_shards(data_dir, examples, num_shards: int = 3, split: str = "train",
-                 problem: str = PROBLEM):
-    """Writes examples round-robin into datagen's shard format."""
-    os.makedirs(data_dir, exist_ok=True)
-    for shard in range(num_shards):
-        path = os.path.join(data_dir, layout.shard_name(problem, split, shard, num_shards))
-        with tf.io.TFRecordWriter(path) as writer:
-            for inputs, targets in examples[shard::num_shards]:
-                feature = {
-                    "inputs": tf.train.Feature(int64_list=tf.train.Int64List(value=inputs)),
-                    "targets": tf.train.Feature(int64_list=tf.train.Int64List(value=targets))}
-                example = tf.train.Example(features=tf.train.Features(feature=feature))
-                writer.write(example.SerializeToString())
-
-
-def length(example) -> int:
-    return max(len(example[0]), len(example[1]))
-
-
-def unpad(row) -> tuple:
-    return tuple(int(t) for t in row if t != 0)
-
-
-def batch_examples(batch):
-    return [(unpad(i), unpad(t)) for i, t in zip(batch["inputs"].numpy(), batch["targets"].numpy())]
+PROBLEM, BUDGET, MAX_LENGTH = TOY_PROBLEM, TOY_BUDGET, TOY_MAX_LENGTH
 
 
 @pytest.fixture(scope="module")

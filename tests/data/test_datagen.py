@@ -16,9 +16,8 @@ from t2t_lite.errors import T2TError
 from t2t_lite.problems.translate_multi30k import TranslateEndeMulti30k
 from t2t_lite.problems.translate_numbers import TranslateEndeNumbers
 from t2t_lite.problems.translate_wmt import TranslateEnde, TranslateEnfr
+from paths import SHARED_DATA
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
 MULTI30K = SHARED_DATA / "multi30k"
 needs_multi30k = pytest.mark.skipif(
     not MULTI30K.is_dir(), reason=f"Multi30k sample not found at {MULTI30K} (../shared/data)")

@@ -9,8 +9,9 @@ import textwrap
 
 import numpy as np
 
-from test_pipeline import write_shards
-from test_trainer import PROBLEM, VOCAB, reverse_examples
+from toy_data import REVERSE_PROBLEM as PROBLEM
+from toy_data import REVERSE_VOCAB as VOCAB
+from toy_data import reverse_examples, write_shards
 
 WORKER = textwrap.dedent("""
     import sys

@@ -14,6 +14,7 @@ from t2t_lite import registry
 from t2t_lite.errors import T2TError
 from t2t_lite.parsing import outputs, trees
 from t2t_lite.parsing.linearize import linearize
+from paths import SHARED_DATA
 
 SPLIT_SIZES = {"train": 3396, "dev": 273, "test": 245}
 
@@ -25,7 +26,6 @@ def sample(shared_data_dir):
 
 @pytest.fixture(scope="module")
 def shared_data_dir():
-    from conftest import SHARED_DATA
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real data samples not found at {SHARED_DATA}")
     return SHARED_DATA

@@ -13,8 +13,8 @@ from t2t_lite.data import problem as problem_lib
 from t2t_lite.data import tfds_source
 from t2t_lite.errors import T2TError
 from t2t_lite.problems import translate_numbers, translate_wmt
+from paths import SHARED_DATA
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 TRANSLATION_PROBLEMS = ["translate_ende", "translate_ende_multi30k", "translate_ende_numbers",
                         "translate_enfr"]
 

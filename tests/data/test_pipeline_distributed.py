@@ -11,6 +11,8 @@ import subprocess
 import sys
 import textwrap
 
+from paths import REPO_ROOT
+
 SCRIPT = textwrap.dedent("""
     import collections, json, sys
     import tensorflow as tf
@@ -19,8 +21,8 @@ SCRIPT = textwrap.dedent("""
     tf.config.set_logical_device_configuration(
         cpu, [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()])
     sys.path.insert(0, sys.argv[1])
-    from test_pipeline import (BUDGET, MAX_LENGTH, PROBLEM, batch_examples, make_examples,
-                               write_shards)
+    from toy_data import TOY_BUDGET as BUDGET, TOY_MAX_LENGTH as MAX_LENGTH
+    from toy_data import TOY_PROBLEM as PROBLEM, batch_examples, make_examples, write_shards
     from t2t_lite.data import pipeline
 
     data_dir = sys.argv[2]
@@ -68,7 +70,7 @@ SCRIPT = textwrap.dedent("""
 
 def test_per_replica_batches_under_mirrored_strategy(tmp_path):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    tests_dir = str(REPO_ROOT / "tests")  # where toy_data.py is
     result = subprocess.run([sys.executable, "-c", SCRIPT, tests_dir, str(tmp_path / "data")],
                             capture_output=True, text=True, env=env, timeout=240)
     lines = [line for line in result.stdout.splitlines() if line.startswith("REPORT ")]

@@ -1,6 +1,5 @@
 """SubwordVocab: exact round trip in-graph (Multi30k's quirks included), ids, SavedModel."""
 
-from pathlib import Path
 
 import pytest
 import tensorflow as tf
@@ -9,8 +8,8 @@ from t2t_lite.data import vocab as vocab_lib
 from t2t_lite.data.vocab import SubwordVocab
 from t2t_lite.errors import T2TError
 from t2t_lite.problems.translate_numbers import number_pair
+from paths import SHARED_DATA
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 MULTI30K = SHARED_DATA / "multi30k"
 needs_multi30k = pytest.mark.skipif(
     not MULTI30K.is_dir(), reason=f"Multi30k sample not found at {MULTI30K} (../shared/data)")

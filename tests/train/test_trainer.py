@@ -1,7 +1,6 @@
 """The training loop: resume, accumulation, NaN, model-dir conflicts, strategies."""
 
 import os
-import random
 import subprocess
 import sys
 import textwrap
@@ -12,20 +11,9 @@ import pytest
 from t2t_lite import registry
 from t2t_lite.errors import T2TError
 
-from test_pipeline import write_shards
+from toy_data import REVERSE_PROBLEM, REVERSE_VOCAB, reverse_examples, write_shards
 
-PROBLEM = "reverse_toy"
-VOCAB = 30
-
-
-def reverse_examples(count: int, seed: int):
-    """Copy-reverse task: targets are the inputs reversed."""
-    rng = random.Random(seed)
-    out = []
-    for _ in range(count):
-        body = [rng.randint(3, VOCAB - 1) for _ in range(rng.randint(1, 10))]
-        out.append((tuple(body + [1]), tuple(body[::-1] + [1])))
-    return out
+PROBLEM, VOCAB = REVERSE_PROBLEM, REVERSE_VOCAB
 
 
 @pytest.fixture(scope="module")
