@@ -10,9 +10,11 @@ A pure function over a next-token logits callback (contract in
 
 Each step extends the `beam` alive hypotheses of every example, keeps the 2 *
 beam best extensions (at most `beam` of them end in EOS, so at least `beam`
-can stay alive), moves those that ended (EOS, or the example's maximum length)
-into the finished set when they rank among its `beam` best, and keeps the
-`beam` best unfinished ones alive.
+can stay alive), moves those that ended with EOS into the finished set when
+they rank among its `beam` best, and keeps the `beam` best unfinished ones
+alive. At an example's maximum length the search stops; a hypothesis cut off
+there without EOS is never preferred to one that ended (tensor2tensor's rule:
+a long loop must not beat a proper translation on its length-penalised score).
 
 Scores are log P(hypothesis) / length_penalty(length), where length counts
 the output tokens including EOS (tensor2tensor's convention).
@@ -49,8 +51,8 @@ def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, max_decode_le
       initial_ids: int32 [batch], the decoder input at step 0 (PAD = 0 in t2t).
       beam_size: number of hypotheses kept per example; 1 runs greedy decoding.
       max_decode_length: int32 scalar or [batch]: at most this many output
-        tokens per example; a hypothesis reaching its example's limit is
-        finished there, without EOS.
+        tokens per example; a hypothesis reaching its example's limit without
+        EOS is not finished (see Returns).
       vocab_size: size of the logits' last axis (static).
       alpha: length penalty strength (0.6 in the paper).
       eos_id: end-of-sentence id, kept at the end of finished hypotheses.
@@ -66,10 +68,12 @@ def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, max_decode_le
 
     Returns:
       ids int32 [batch, beam, T] without the initial id, PAD (0) after EOS;
-      scores float32 [batch, beam]; best first. Finished hypotheses come first;
-      if early stopping left fewer than `beam` finished, the remaining slots
-      hold the best alive hypotheses (scored at their current length), so every
-      example always returns `beam` hypotheses.
+      scores float32 [batch, beam]. As in tensor2tensor, the hypotheses that
+      ended with EOS come first, best first, whatever the scores of unfinished
+      ones; only the slots left empty (fewer than `beam` finished, e.g. none
+      reached EOS within the maximum length, or early stopping) hold the best
+      alive hypotheses, scored at their current length, so every example
+      always returns `beam` hypotheses.
     """
     penalty_kind = length_penalty
     _length_penalty(1, 0.0, penalty_kind)  # validates the name before tracing the loop
@@ -125,7 +129,10 @@ def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_l
 
         active = tf.logical_not(done)[:, tf.newaxis]  # [batch, 1]
         valid = (candidate_log_probs > DEAD_THRESHOLD) & active  # [batch, 2 * beam]
-        ends = tf.equal(tokens, eos_id) | (step + 1 >= max_lengths)[:, tf.newaxis]
+        # Only EOS finishes a hypothesis (as in tensor2tensor): one cut off at the
+        # maximum length stays alive and is returned only when its example has
+        # no EOS-finished hypothesis to fill a slot with (`_fill_from_alive`).
+        ends = tf.equal(tokens, eos_id)
 
         # Alive: the best `beam` candidates that did not end.
         alive_keys = tf.where(ends | tf.logical_not(valid), NEG_INF, candidate_log_probs)

@@ -226,11 +226,43 @@ def test_beam_size_one_is_greedy():
 def test_per_example_maximum_lengths():
     model = TreeModel(TREE_SHORT_LONG, TREE_SHORT_LONG)
     ids, scores = run_beam(model, [0, 1], max_len=np.array([2, 5]))
-    # Example 0 stops at 2 tokens: "b c" (0.38) is finished there without EOS.
-    np.testing.assert_array_equal(ids[0], [[B, C, 0, 0, 0], [A, EOS, 0, 0, 0]])
-    np.testing.assert_allclose(scores[0], np.log([0.38, 0.36]), rtol=1e-6)
+    # Example 0 stops at 2 tokens: "b c" (0.38) is cut off there without EOS, so it
+    # loses to the two hypotheses that ended, "a EOS" (0.36) and "b EOS" (0.4 * 0.05).
+    np.testing.assert_array_equal(ids[0], [[A, EOS, 0, 0, 0], [B, EOS, 0, 0, 0]])
+    np.testing.assert_allclose(scores[0], np.log([0.36, 0.02]), rtol=1e-6)
     np.testing.assert_array_equal(ids[1], [[A, EOS, 0, 0, 0], [B, C, EOS, 0, 0]])
     np.testing.assert_allclose(scores[1], np.log([0.36, 0.304]), rtol=1e-6)
+
+
+# "a c c ..." never ends within 3 tokens but is far more likely than anything
+# that does: "a c c" 0.95 * 0.9 * 0.9 = 0.7695 against "a EOS" 0.095, "b EOS" 0.05.
+TREE_LOOP = {
+    (): {A: 0.95, B: 0.05},
+    (A,): {C: 0.9, EOS: 0.1},
+    (B,): {EOS: 1.0},
+    (A, C): {C: 0.9, B: 0.1},
+}
+
+
+def test_an_unfinished_hypothesis_never_beats_a_finished_one():
+    # By hand (max length 3, beam 2, alpha 0): step 1 finishes "a EOS" and
+    # "b EOS"; step 3 reaches the maximum length with "a c c" (ln 0.7695 =
+    # -0.262) and "a c b" alive, unfinished. The result is the two finished
+    # hypotheses, as in tensor2tensor; under the old rule "a c c" won.
+    model = TreeModel(TREE_LOOP)
+    for stop_early in (True, False):
+        ids, scores = run_beam(model, [0], beam_size=2, max_len=3, stop_early=stop_early)
+        np.testing.assert_array_equal(ids[0], [[A, EOS, 0], [B, EOS, 0]])
+        np.testing.assert_allclose(scores[0], np.log([0.095, 0.05]), rtol=1e-6)
+    # With one finished hypothesis for two slots, the best alive one fills the second.
+    ids, scores = run_beam(TreeModel({**TREE_LOOP, (): {A: 1.0}}), [0], beam_size=2, max_len=3)
+    np.testing.assert_array_equal(ids[0], [[A, EOS, 0], [A, C, C]])
+    np.testing.assert_allclose(scores[0], np.log([0.1, 0.81]), rtol=1e-6)
+    # With no finished hypothesis at all, the alive ones are returned, best first.
+    ids, scores = run_beam(TreeModel({(): {A: 0.6, C: 0.4}, (A,): {A: 0.7, C: 0.3},
+                                      (C,): {A: 1.0}}), [0], beam_size=2, max_len=2)
+    np.testing.assert_array_equal(ids[0], [[A, A], [C, A]])
+    np.testing.assert_allclose(scores[0], np.log([0.42, 0.4]), rtol=1e-6)
 
 
 def test_each_example_gets_its_own_cache_rows():
@@ -285,9 +317,11 @@ def test_dynamic_lengths_in_plain_tf_function():
                            cache)
 
     ids, scores = decode(tf.constant([4, 2]))
+    # Example 1 stops at 2 tokens, where "b c" (0.38) is unfinished and loses to
+    # "a EOS" (0.36) and "b EOS" (0.02), which ended.
     np.testing.assert_array_equal(ids, [[[B, EOS, 0, 0], [A, EOS, 0, 0]],
-                                        [[B, C, 0, 0], [A, EOS, 0, 0]]])
-    np.testing.assert_allclose(scores, np.log([[0.36, 0.2], [0.38, 0.36]]), rtol=1e-6)
+                                        [[A, EOS, 0, 0], [B, EOS, 0, 0]]])
+    np.testing.assert_allclose(scores, np.log([[0.36, 0.2], [0.36, 0.02]]), rtol=1e-6)
 
 
 def test_static_cache_is_tiled_but_not_gathered():
