@@ -23,6 +23,7 @@ from t2t_lite.errors import T2TError, did_you_mean
 # "n" = layer norm, "d" = dropout, "a" = add the residual.
 _NORM_PLACEMENTS = {
     ("", "dan"): "post",  # the paper: LayerNorm(x + Dropout(Sublayer(x)))
+    ("none", "dan"): "post",  # the same in tensor2tensor's spelling ("none": no step)
     ("n", "da"): "pre",   # t2t's later default: x + Dropout(Sublayer(LayerNorm(x)))
 }
 

@@ -19,7 +19,7 @@ import keras
 import tensorflow as tf
 
 from t2t_lite.data.layout import PAD_ID
-from t2t_lite.model.layers import glorot, matmul_2d
+from t2t_lite.model.layers import SlicedGlorot, glorot, matmul_2d
 from t2t_lite.tensors import NEG_INF, add_at_position
 
 
@@ -61,15 +61,17 @@ class MultiHeadAttention(keras.layers.Layer):
         self._dropout = keras.layers.Dropout(dropout)
 
     def build(self, input_shape=None):
-        init = glorot(self.initializer_gain)
+        gain = self.initializer_gain
+        init = glorot(gain)
         d, kc, vc = self.hidden_size, self.key_channels, self.value_channels
+        # Each fused projection starts as tensor2tensor's separate q, k, v kernels.
         if self.self_attention:
             self.qkv_kernel = self.add_weight(name="qkv_kernel", shape=(d, 2 * kc + vc),
-                                              initializer=init)
+                                              initializer=SlicedGlorot(gain, [kc, kc, vc]))
         else:
             self.q_kernel = self.add_weight(name="q_kernel", shape=(d, kc), initializer=init)
             self.kv_kernel = self.add_weight(name="kv_kernel", shape=(d, kc + vc),
-                                             initializer=init)
+                                             initializer=SlicedGlorot(gain, [kc, vc]))
         self.output_kernel = self.add_weight(name="output_kernel", shape=(vc, d),
                                              initializer=init)
         super().build(input_shape)

@@ -15,7 +15,33 @@ from t2t_lite.data.layout import PAD_ID
 
 
 def glorot(gain: float):
+    """tensor2tensor's "uniform_unit_scaling" initializer: U(-l, l) with
+    l = sqrt(3 * gain / fan_avg), fan_avg = (fan_in + fan_out) / 2."""
     return keras.initializers.VarianceScaling(gain, "fan_avg", "uniform")
+
+
+@keras.saving.register_keras_serializable(package="t2t_lite")
+class SlicedGlorot(keras.initializers.Initializer):
+    """`glorot(gain)` for each column slice of a fused kernel, with the slice's own fan.
+
+    A fused [D, 2K + V] Q/K/V kernel initialised as one matrix would get
+    fan_avg = (D + 2K + V) / 2, so each projection would start smaller than
+    tensor2tensor's separate [D, K] kernels (by 1/sqrt(2) at K = V = D). Here
+    slice i of width w_i is drawn as a [D, w_i] kernel would be.
+    """
+
+    def __init__(self, gain: float, widths):
+        self.gain = gain
+        self.widths = [int(w) for w in widths]
+
+    def __call__(self, shape, dtype=None):
+        if len(shape) != 2 or sum(self.widths) != shape[1]:
+            raise ValueError(f"Slices {self.widths} do not add up to the columns of {shape}.")
+        parts = [glorot(self.gain)((shape[0], width), dtype) for width in self.widths]
+        return keras.ops.concatenate(parts, axis=1)
+
+    def get_config(self):
+        return {"gain": self.gain, "widths": self.widths}
 
 
 def matmul_2d(x, kernel, dtype):
