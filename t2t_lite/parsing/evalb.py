@@ -159,20 +159,34 @@ def _read_side(line: str, params: EvalbParams) -> _Side:
                 continue
             if any(isinstance(c, str) for c in item.children):
                 raise T2TError(f"More than two elements in a bracket ({item.label})")
-            label = item.label
-            for i, char in enumerate(label):
-                if char in "-=":
-                    label = label[:i]
-                    break
-            bracket = [len(side.words), -1, label, _UNDEF]
+            bracket = [len(side.words), -1, item.label, _UNDEF]
             side.brackets.append(bracket)
             stack.append(bracket)
             stack.extend(reversed(item.children))
-    for bracket in side.brackets:
-        start, end, label, _ = bracket
-        deleted = start == end or any(params.labels_equal(label, d) for d in params.delete_labels)
-        bracket[3] = _DELETED if deleted else _UNMATCHED
     return side
+
+
+def _massage(side: _Side, params: EvalbParams) -> None:
+    """EVALB's massage_data, run only on sentences that passed the length and word checks.
+
+    A bracket spanning no word is dropped as it is (EVALB leaves its label
+    whole); any other loses its function tags (`NP-SBJ=2` -> `NP`) and is
+    dropped when that label is a DELETE_LABEL. Until then brackets keep the
+    result 9 and their labels as read, which is what EVALB's DEBUG block shows
+    for error and skip sentences.
+    """
+    for bracket in side.brackets:
+        if bracket[0] == bracket[1]:
+            bracket[3] = _DELETED
+            continue
+        label = bracket[2]
+        for i, char in enumerate(label):
+            if char in "-=":
+                label = label[:i]
+                break
+        bracket[2] = label
+        deleted = any(params.labels_equal(label, d) for d in params.delete_labels)
+        bracket[3] = _DELETED if deleted else _UNMATCHED
 
 
 @dataclasses.dataclass
@@ -235,6 +249,8 @@ def score_sentence(gold: Union[str, Tree], test: Union[str, Tree], params: Evalb
 
 
 def _compare(gold: _Side, test: _Side, params: EvalbParams, result: SentenceResult) -> None:
+    _massage(gold, params)
+    _massage(test, params)
     for g in gold.brackets:
         if g[3] == _DELETED:
             continue

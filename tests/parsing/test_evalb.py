@@ -60,6 +60,26 @@ def test_error_messages_like_evalb():
     assert bad.status == 1 and "Reading test tree" in bad.message
 
 
+def test_debug_block_shows_brackets_as_evalb_holds_them():
+    # EVALB strips function tags and marks brackets (0 kept, 5 dropped, 1 matched) only for
+    # sentences it scores; a bracket spanning no word keeps its label as read. Bracket lines are
+    # "%3d : %d : %3d  %3d  %-6s" (index, result, start, end, label), gold then test.
+    debug = dataclasses.replace(COLLINS_PARAMS, debug=1)
+    trace = "(TOP (S (NP-SBJ (-NONE- *)) (VP (VB go))))"
+    lines = score_sentence(trace, trace, debug).debug.splitlines()
+    assert lines[3:7] == [
+        "  0 : 5 :   0    1  TOP           0 : 5 :   0    1  TOP   ",
+        "  1 : 1 :   0    1  S             1 : 1 :   0    1  S     ",
+        "  2 : 5 :   0    0  NP-SBJ        2 : 5 :   0    0  NP-SBJ",
+        "  3 : 1 :   0    1  VP            3 : 1 :   0    1  VP    ",
+    ]
+    # Words unmatch (b|c): never scored, so every result stays 9 and NP-SBJ stays whole.
+    gold = "(TOP (S (NP-SBJ (NN a)) (VP (VB b))))"
+    lines = score_sentence(gold, gold.replace("(VB b)", "(VB c)"), debug).debug.splitlines()
+    assert lines[6] == "  2 : 9 :   0    1  NP-SBJ        2 : 9 :   0    1  NP-SBJ"
+    assert all(line[6] == "9" and line[38] == "9" for line in lines[4:8])
+
+
 def test_without_eq_label_advp_and_prt_differ():
     params = dataclasses.replace(COLLINS_PARAMS, eq_labels=())
     assert _row(B_GOLD, B_TEST, params) == (
