@@ -7,6 +7,8 @@ Without `-p`, the built-in COLLINS.prm settings are used (labeled brackets,
 CUTOFF_LEN 40, MAX_ERROR 10, DELETE_LABEL TOP -NONE- , : `` '' .,
 DELETE_LABEL_FOR_LENGTH -NONE-, EQ_LABEL ADVP PRT), the standard for WSJ F1;
 EVALB's own binary would use no deletions at all without a `.prm` file.
+A `.prm` with QUOTE_LABEL lines (like EVALB's new.prm) turns on EVALB 2006's
+repair of quote words that only one tree deletes.
 
 The report goes to stdout as EVALB prints it; EVALB's per-line error messages
 (`12 : Length unmatch (20|19)`) go to stderr. Like EVALB, scoring stops when
@@ -64,8 +66,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except T2TError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
-    if params.quote_labels:
-        print(f"{PROG}: warning: QUOTE_LABEL is read but not applied", file=sys.stderr)
     sys.stdout.write(format_report(result))
     for message in result.messages:
         print(message, file=sys.stderr)

@@ -18,10 +18,13 @@ the gold and test files (one tree per line):
   tree, different word counts (`Length unmatch`) or different words
   (`Words unmatch`). Error and skip sentences count in the sentence totals
   only; a gold file with more lines than the test file stops scoring there.
+- Before calling different word counts an error, the QUOTE_LABEL repair
+  (EVALB 2006, `_fix_quotes`) puts back a quote word `'`, `"` or `/` that one
+  tree deleted and the other kept. Only parameter files that list
+  QUOTE_LABELs (the release's new.prm) use it; COLLINS.prm lists none.
 
 Known differences from EVALB's C program: no fixed limits on sentence or
-label length; QUOTE_LABEL (the Brown "fix_quote" repair) is read but not
-applied; an unreadable tree scores as an error row of zeros (EVALB prints
+label length or on QUOTE_LABEL words (EVALB: 20); an unreadable tree scores as an error row of zeros (EVALB prints
 whatever it half-read, also as an error); `(NN dog )` with a space before
 `)` is read normally; FMeasure is 0.00 where EVALB prints nan (P = R = 0);
 and an unknown keyword in a parameter file is an error, not a warning.
@@ -52,7 +55,7 @@ class EvalbParams:
     delete_labels_for_length: tuple[str, ...] = ()  # DELETE_LABEL_FOR_LENGTH
     eq_labels: tuple[tuple[str, str], ...] = ()  # EQ_LABEL pairs
     eq_words: tuple[tuple[str, str], ...] = ()  # EQ_WORD pairs
-    quote_labels: tuple[str, ...] = ()  # QUOTE_LABEL (read, not applied)
+    quote_labels: tuple[str, ...] = ()  # QUOTE_LABEL: tags whose quote words may be put back
 
     def labels_equal(self, a: str, b: str) -> bool:
         """EVALB's label_comp: equal, or an EQ_LABEL pair in either order."""
@@ -128,6 +131,21 @@ def read_params(path: Union[str, pathlib.Path]) -> EvalbParams:
     return parse_params(text, str(path))
 
 
+# The only words EVALB's QUOTE_LABEL repair looks at (its is_quote_term); PTB's `` and '' are not.
+_QUOTE_WORDS = ("'", '"', "/")
+
+
+@dataclasses.dataclass(eq=False)
+class _Quote:
+    """A word under a QUOTE_LABEL tag, kept or deleted, as EVALB's read_line notes it."""
+
+    word: str
+    tag: str
+    index: int  # words kept before it: where it stands, or would be put back
+    first_after: int  # brackets opened before it; those from here on lie after it
+    enclosing: tuple[int, ...]  # brackets open around it
+
+
 @dataclasses.dataclass
 class _Side:
     """One line's words after deletion, its brackets and its EVALB length."""
@@ -137,6 +155,7 @@ class _Side:
     brackets: list[list]  # [start, end, label, result] in opening order
     length: int
     tag_results: list[int]
+    quotes: list[_Quote] = dataclasses.field(default_factory=list)
 
 
 def _read_side(line: str, params: EvalbParams) -> _Side:
@@ -146,12 +165,16 @@ def _read_side(line: str, params: EvalbParams) -> _Side:
         stack.append(tree)
         while stack:
             item = stack.pop()
-            if isinstance(item, list):  # closes a bracket
-                item[1] = len(side.words)
+            if isinstance(item, int):  # closes bracket number `item`
+                side.brackets[item][1] = len(side.words)
                 continue
             if item.is_preterminal():
                 if item.label not in params.delete_labels_for_length:
                     side.length += 1
+                if item.label in params.quote_labels and item.children[0] in _QUOTE_WORDS:
+                    enclosing = tuple(x for x in stack if isinstance(x, int))
+                    side.quotes.append(_Quote(item.children[0], item.label, len(side.words),
+                                              len(side.brackets), enclosing))
                 if item.label not in params.delete_labels:
                     side.words.append(item.children[0])
                     side.tags.append(item.label)
@@ -159,20 +182,79 @@ def _read_side(line: str, params: EvalbParams) -> _Side:
                 continue
             if any(isinstance(c, str) for c in item.children):
                 raise T2TError(f"More than two elements in a bracket ({item.label})")
-            label = item.label
-            for i, char in enumerate(label):
-                if char in "-=":
-                    label = label[:i]
-                    break
-            bracket = [len(side.words), -1, label, _UNDEF]
-            side.brackets.append(bracket)
-            stack.append(bracket)
+            stack.append(len(side.brackets))
+            side.brackets.append([len(side.words), -1, item.label, _UNDEF])
             stack.extend(reversed(item.children))
-    for bracket in side.brackets:
-        start, end, label, _ = bracket
-        deleted = start == end or any(params.labels_equal(label, d) for d in params.delete_labels)
-        bracket[3] = _DELETED if deleted else _UNMATCHED
     return side
+
+
+def _fix_quotes(gold: _Side, test: _Side, params: EvalbParams) -> None:
+    """EVALB 2006's fix_quote: puts back quote words that only one tree deleted.
+
+    Why: a parser may tag a quote word `'`, `"` or `/` as POS, NN or CD where
+    the gold tree has `''` or ``` `` ``` (or the other way round). The
+    DELETE_LABEL tag drops the word from one tree only, and EVALB before 2006
+    rejected the sentence as a length mismatch.
+
+    What: each test word under a QUOTE_LABEL tag, in reading order, is compared
+    with every gold word under a QUOTE_LABEL tag at the same word position (the
+    test word's position when its turn comes). Where the two tags differ and
+    exactly one of them is a DELETE_LABEL (exact match, no EQ_LABEL), the
+    deleted word goes back into its tree (`_reinsert`), and it and the later
+    QUOTE_LABEL words of that tree move one position on. EVALB calls this only
+    when the word counts differ, then checks the counts and words again.
+    """
+    for t in test.quotes:
+        position = t.index
+        for g in gold.quotes:
+            if g.index != position or g.tag == t.tag:
+                continue
+            g_deleted, t_deleted = g.tag in params.delete_labels, t.tag in params.delete_labels
+            if g_deleted and not t_deleted:
+                _reinsert(gold, g)
+            elif t_deleted and not g_deleted:
+                _reinsert(test, t)
+
+
+def _reinsert(side: _Side, quote: _Quote) -> None:
+    """EVALB's reinsert_term: the deleted word comes back with its tag where it was read.
+
+    Brackets opened after it move one word on; brackets open around it end one
+    word later (so a bracket that held only this word spans it again).
+    """
+    side.words.insert(quote.index, quote.word)
+    side.tags.insert(quote.index, quote.tag)
+    side.tag_results.insert(quote.index, _UNDEF)
+    for bracket in side.brackets[quote.first_after:]:
+        bracket[0] += 1
+        bracket[1] += 1
+    for number in quote.enclosing:
+        side.brackets[number][1] += 1
+    for later in side.quotes[side.quotes.index(quote):]:
+        later.index += 1
+
+
+def _massage(side: _Side, params: EvalbParams) -> None:
+    """EVALB's massage_data, run only on sentences that passed the length and word checks.
+
+    A bracket spanning no word is dropped as it is (EVALB leaves its label
+    whole); any other loses its function tags (`NP-SBJ=2` -> `NP`) and is
+    dropped when that label is a DELETE_LABEL. Until then brackets keep the
+    result 9 and their labels as read, which is what EVALB's DEBUG block shows
+    for error and skip sentences.
+    """
+    for bracket in side.brackets:
+        if bracket[0] == bracket[1]:
+            bracket[3] = _DELETED
+            continue
+        label = bracket[2]
+        for i, char in enumerate(label):
+            if char in "-=":
+                label = label[:i]
+                break
+        bracket[2] = label
+        deleted = any(params.labels_equal(label, d) for d in params.delete_labels)
+        bracket[3] = _DELETED if deleted else _UNMATCHED
 
 
 @dataclasses.dataclass
@@ -218,6 +300,8 @@ def score_sentence(gold: Union[str, Tree], test: Union[str, Tree], params: Evalb
         result.message = f"Reading test tree: {e}"
         return result
     g_words, t_words = gold_side.words, test_side.words
+    if t_words and len(g_words) != len(t_words):
+        _fix_quotes(gold_side, test_side, params)
     if not t_words:
         result.status = SKIP
     elif len(g_words) != len(t_words):
@@ -235,6 +319,8 @@ def score_sentence(gold: Union[str, Tree], test: Union[str, Tree], params: Evalb
 
 
 def _compare(gold: _Side, test: _Side, params: EvalbParams, result: SentenceResult) -> None:
+    _massage(gold, params)
+    _massage(test, params)
     for g in gold.brackets:
         if g[3] == _DELETED:
             continue

@@ -60,6 +60,26 @@ def test_error_messages_like_evalb():
     assert bad.status == 1 and "Reading test tree" in bad.message
 
 
+def test_debug_block_shows_brackets_as_evalb_holds_them():
+    # EVALB strips function tags and marks brackets (0 kept, 5 dropped, 1 matched) only for
+    # sentences it scores; a bracket spanning no word keeps its label as read. Bracket lines are
+    # "%3d : %d : %3d  %3d  %-6s" (index, result, start, end, label), gold then test.
+    debug = dataclasses.replace(COLLINS_PARAMS, debug=1)
+    trace = "(TOP (S (NP-SBJ (-NONE- *)) (VP (VB go))))"
+    lines = score_sentence(trace, trace, debug).debug.splitlines()
+    assert lines[3:7] == [
+        "  0 : 5 :   0    1  TOP           0 : 5 :   0    1  TOP   ",
+        "  1 : 1 :   0    1  S             1 : 1 :   0    1  S     ",
+        "  2 : 5 :   0    0  NP-SBJ        2 : 5 :   0    0  NP-SBJ",
+        "  3 : 1 :   0    1  VP            3 : 1 :   0    1  VP    ",
+    ]
+    # Words unmatch (b|c): never scored, so every result stays 9 and NP-SBJ stays whole.
+    gold = "(TOP (S (NP-SBJ (NN a)) (VP (VB b))))"
+    lines = score_sentence(gold, gold.replace("(VB b)", "(VB c)"), debug).debug.splitlines()
+    assert lines[6] == "  2 : 9 :   0    1  NP-SBJ        2 : 9 :   0    1  NP-SBJ"
+    assert all(line[6] == "9" and line[38] == "9" for line in lines[4:8])
+
+
 def test_without_eq_label_advp_and_prt_differ():
     params = dataclasses.replace(COLLINS_PARAMS, eq_labels=())
     assert _row(B_GOLD, B_TEST, params) == (
@@ -119,6 +139,88 @@ def test_parse_params():
         parse_params("EQ_LABEL ADVP\n")
     with pytest.raises(T2TError, match="needs an integer"):
         parse_params("CUTOFF_LEN forty\n")
+
+
+# COLLINS.prm plus the QUOTE_LABEL lines of EVALB 2006's new.prm: a word ', " or / under one of
+# these tags that one tree deletes (`` or '' are DELETE_LABELs) and the other keeps is put back.
+QUOTE_PRM = """DELETE_LABEL TOP
+DELETE_LABEL -NONE-
+DELETE_LABEL ,
+DELETE_LABEL :
+DELETE_LABEL ``
+DELETE_LABEL ''
+DELETE_LABEL .
+DELETE_LABEL_FOR_LENGTH -NONE-
+EQ_LABEL ADVP PRT
+QUOTE_LABEL ``
+QUOTE_LABEL ''
+QUOTE_LABEL POS
+QUOTE_LABEL NN
+QUOTE_LABEL CD
+QUOTE_LABEL VBZ
+QUOTE_LABEL :
+"""
+QUOTE_PARAMS = parse_params(QUOTE_PRM)
+
+# Gold deletes both quotes, the test keeps them (NN, CD): 2 words against 4.
+# Gold as read: words a b; brackets TOP(0,2) S(0,2) NP(0,1) VP(1,2); quotes `` at word 0
+# (inside TOP, S, NP; before VP) and '' at word 1 (inside TOP, S, NP; before VP).
+# Test: words " a " b; TOP(0,4) S(0,4) NP(0,2) VP(3,4); quotes NN at 0, CD at 2.
+# Test NN at 0 meets gold `` at 0: `` is deleted, NN is not -> gold gets " back at 0: TOP, S, NP
+# end one later, VP moves on: TOP(0,3) S(0,3) NP(0,2) VP(2,3); gold '' moves to word 2.
+# Test CD at 2 meets gold '' at 2 -> gold gets " back at 2: TOP(0,4) S(0,4) NP(0,3) VP(3,4).
+# Words agree; S and VP match, NP(0,3) against NP(0,2) does not: 2 of 3 each side, no crossing;
+# tags `` NN '' VB against NN NN CD VB: 2 of 4. Length 4 (quotes count, only -NONE- does not).
+QUOTE_GOLD = "(TOP (S (NP (`` \") (NN a) ('' \")) (VP (VB b))))"
+QUOTE_TEST = "(TOP (S (NP (NN \") (NN a)) (CD \") (VP (VB b))))"
+
+
+@pytest.mark.parametrize("gold, test, row, collins_message", [
+    (QUOTE_GOLD, QUOTE_TEST,
+     "   1    4    0   66.67  66.67     2      3    3      0      4     2    50.00", "Length unmatch (2|4)"),
+    # The test deletes, the gold keeps (POS): the test gets ' back. Gold: dogs ' food barks,
+    # S(0,4) NP(0,3) NP(0,2) VP(3,4). Test as read: dogs food barks, S(0,3) NP(0,1) NP(1,2)
+    # VP(2,3), '' at word 1 inside TOP and S, before the second NP. Put back: S(0,4) NP(0,1)
+    # NP(2,3) VP(3,4). S and VP match: 2 of 4 each side, no crossing; tags 3 of 4 (POS / '').
+    ("(TOP (S (NP (NP (NNS dogs) (POS ')) (NN food)) (VP (VBZ barks))))",
+     "(TOP (S (NP (NNS dogs)) ('' ') (NP (NN food)) (VP (VBZ barks))))",
+     "   1    4    0   50.00  50.00     2      4    4      0      4     3    75.00", "Length unmatch (4|3)"),
+    # A bracket that held only the deleted quote: gold NP(0,0) would be dropped as empty, but the
+    # quote is put back first (as EVALB does, before dropping brackets), so NP(0,1) is scored and
+    # matches: S(0,2) NP(0,1) VP(1,2) on both sides, 3 of 3; tags `` / NN wrong, VB right.
+    ("(TOP (S (NP (`` \")) (VP (VB b))))", "(TOP (S (NP (NN \")) (VP (VB b))))",
+     "   1    2    0  100.00 100.00     3      3    3      0      2     1    50.00", "Length unmatch (1|2)"),
+])
+def test_quote_label_repair_scores_the_sentence(gold, test, row, collins_message):
+    assert _row(gold, test, QUOTE_PARAMS) == row
+    # COLLINS.prm lists no QUOTE_LABEL: the same pair stays an error sentence.
+    collins = score_sentence(gold, test)
+    assert (collins.status, collins.message) == (1, collins_message)
+
+
+@pytest.mark.parametrize("gold, test, message", [
+    # PTB's `` token is not one of the words ' " / that EVALB puts back.
+    ("(TOP (S (`` ``) (NP (NN a)) (VP (VB b))))", "(TOP (S (NN ``) (NP (NN a)) (VP (VB b))))",
+     "Length unmatch (2|3)"),
+    # JJ is not a QUOTE_LABEL, so the test's " is not paired with the gold's.
+    ("(TOP (S ('' \") (NP (NN a)) (VP (VB b))))", "(TOP (S (JJ \") (NP (NN a)) (VP (VB b))))",
+     "Length unmatch (2|3)"),
+    # The gold's ' is put back against the test's ", then the words differ.
+    ("(TOP (S (NP (NN a)) ('' ') (VP (VB b))))", "(TOP (S (NP (NN a)) (NN \") (VP (VB b))))",
+     "Words unmatch ('|\")"),
+    # The quote is put back (2 -> 3 gold words) but the test's "." under NN still differs; EVALB
+    # reports the counts after the repair.
+    ("(TOP (S (`` \") (NP (NN a)) (VP (VB b)) (. .)))", "(TOP (S (NN \") (NP (NN a)) (VP (VB b)) (NN .)))",
+     "Length unmatch (3|4)"),
+])
+def test_quote_label_repair_that_does_not_apply_stays_an_error(gold, test, message):
+    result = score_sentence(gold, test, QUOTE_PARAMS)
+    assert (result.status, result.message) == (1, message)
+
+
+def test_parse_quote_labels():
+    assert parse_params(QUOTE_PRM) == dataclasses.replace(
+        COLLINS_PARAMS, quote_labels=("``", "''", "POS", "NN", "CD", "VBZ", ":"))
 
 
 def test_sample_gold_against_itself_is_100(shared_data):
@@ -183,6 +285,15 @@ def test_cli_prm_and_cutoff_options(tmp_path, capsys):
     assert t2t_evalb.main([gold, test, "-p", prm, "-c", "1"]) == 0
     out = capsys.readouterr().out
     assert "Bracketing FMeasure       = 100.00" in out and "-- len<=1 --" in out
+
+
+def test_cli_prm_with_quote_labels_scores_the_quote_sentence(tmp_path, capsys):
+    prm = _write(tmp_path, "new.prm", [QUOTE_PRM])
+    gold, test = _write(tmp_path, "gold", [QUOTE_GOLD]), _write(tmp_path, "test", [QUOTE_TEST])
+    assert t2t_evalb.main([gold, test, "-p", prm]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert out.splitlines()[3] == "   1    4    0   66.67  66.67     2      3    3      0      4     2    50.00"
 
 
 @pytest.mark.parametrize("make_args, message", [
