@@ -5,6 +5,9 @@
         --decode_reference=newstest2014.de --checkpoint_average=5
 
 Without --decode_from_file it reads standard input and writes standard output.
+`--output_dir=M1,M2` decodes with an ensemble: at each step the search uses the
+log of the mean of the models' probabilities (fairseq's rule); the models must
+share the problem and the vocabulary. (t2t-exporter exports one model.)
 The problem decides what is written and scored: for a parsing problem each
 output line is a tree over the input's words, and --decode_reference (gold
 trees) prints EVALB's summary instead of BLEU.
@@ -20,7 +23,9 @@ from t2t_lite.bin import cli
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p = cli.ArgumentParser(prog="t2t-decoder", description=__doc__.split("\n")[0])
-    p.add_argument("--output_dir", help="model directory written by t2t-trainer")
+    p.add_argument("--output_dir",
+                   help="model directory written by t2t-trainer; several, comma-separated, "
+                        "decode as an ensemble (the mean of their probabilities)")
     p.add_argument("--checkpoint_path", help="a ckpt-N prefix (default: the latest)")
     p.add_argument("--checkpoint_average", type=int, default=1,
                    help="average the last N checkpoints on the fly (the paper: 5)")
@@ -43,11 +48,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     args = p.parse_args(argv)
     if not args.output_dir and not args.checkpoint_path:
         p.error("give --output_dir (model directory) or --checkpoint_path")
+    args.model_dirs = ([d.strip() for d in args.output_dir.split(",") if d.strip()]
+                       if args.output_dir else [os.path.dirname(args.checkpoint_path)])
+    if len(args.model_dirs) > 1 and args.checkpoint_path:
+        p.error("--checkpoint_path names one checkpoint: not with several --output_dir")
     return args
-
-
-def _model_dir(args) -> str:
-    return args.output_dir or os.path.dirname(args.checkpoint_path)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,10 +63,14 @@ def run(args: argparse.Namespace) -> int:
     from t2t_lite.decode.translator import Translator
     from t2t_lite.textio import read_lines
 
-    model_dir = _model_dir(args)
-    model, vocab, _, _ = model_dir_lib.load_model(model_dir, args.checkpoint_path,
-                                                  args.checkpoint_average, args.precision)
-    problem = model_dir_lib.problem_of(model_dir)
+    if len(args.model_dirs) == 1:
+        model, vocab, _, _ = model_dir_lib.load_model(args.model_dirs[0], args.checkpoint_path,
+                                                      args.checkpoint_average, args.precision)
+        models = [model]
+    else:  # an ensemble: each directory averaged on the fly as asked
+        models, vocab, _ = model_dir_lib.load_ensemble(args.model_dirs, args.checkpoint_average,
+                                                       args.precision)
+    problem = model_dir_lib.problem_of(args.model_dirs[0])
     params, options = decoding.parse_decode_hparams(SearchParams.for_problem(problem),
                                                     args.decode_hparams)
 
@@ -70,11 +79,11 @@ def run(args: argparse.Namespace) -> int:
         bad = next((n for n, pair in enumerate(pairs, 1) if len(pair) != 2), None)
         if bad:
             raise cli.T2TError(f"{args.score_file} line {bad}: expected 'source<TAB>target'.")
-        scores = score_pairs(model, vocab, [s for s, _ in pairs], [t for _, t in pairs],
+        scores = score_pairs(models, vocab, [s for s, _ in pairs], [t for _, t in pairs],
                              params.max_input_length) if pairs else []
         _write(args.decode_to_file, [f"{s:.4f}" for s in scores])
         return 0
-    search = search_for_problem(model, problem, vocab, params, jit_compile=args.jit_compile)
+    search = search_for_problem(models, problem, vocab, params, jit_compile=args.jit_compile)
     translator = Translator(search, vocab, pad_rows=options.batch_size)
     if args.decode_interactive:
         return _interactive(translator, problem)

@@ -191,3 +191,38 @@ def write_average(model_dir: str, avg_dir: str, paths: List[str]) -> str:
     model = build_model(model_dir)
     averaging.average_into(model, paths)
     return write_weights(model_dir, avg_dir, model, checkpoints.checkpoint_step(paths[-1]))
+
+
+def load_ensemble(model_dirs: List[str], checkpoint_average: int = 1,
+                  precision: str = "float32") -> Tuple[List[keras.Model], SubwordVocab, dict]:
+    """Loads several model directories to decode together (`t2t_lite.decode.search`).
+
+    Each model is restored from its latest checkpoint (or the average of its
+    last `checkpoint_average`); they may differ in hparams but must share the
+    problem and the vocabulary file, byte for byte.
+
+    Returns:
+      (models, the shared vocabulary, problem info of the first directory).
+
+    Raises:
+      T2TError: no directory, or directories of different problems or vocabularies.
+    """
+    if not model_dirs:
+        raise T2TError("No model directory given.")
+    first_problem = read_problem(model_dirs[0])
+    with open(vocab_path(model_dirs[0]), "rb") as f:
+        first_vocab = f.read()
+    for other in model_dirs[1:]:
+        problem = read_problem(other)
+        if problem["problem"] != first_problem["problem"]:
+            raise T2TError(f"{other} was trained on {problem['problem']}, {model_dirs[0]} on "
+                           f"{first_problem['problem']}: an ensemble needs one problem.")
+        with open(vocab_path(other), "rb") as f:
+            if f.read() != first_vocab:
+                raise T2TError(f"{other} and {model_dirs[0]} have different vocabularies: "
+                               "an ensemble needs models trained on the same t2t-datagen output.")
+    models, vocab = [], None
+    for path in model_dirs:
+        model, vocab, _, _ = load_model(path, None, checkpoint_average, precision)
+        models.append(model)
+    return models, vocab, first_problem
