@@ -35,6 +35,7 @@ setup(
         "t2t_lite.decode",
         "t2t_lite.export",
         "t2t_lite.metrics",
+        "t2t_lite.visualize",
         "t2t_lite.parsing",
         "t2t_lite.problems",
         "t2t_lite.hparams",
@@ -50,7 +51,7 @@ setup(
     },
     install_requires=INSTALL_REQUIRES,
     extras_require={
-        "test": ["pytest==9.2.0"],
+        "test": ["pytest==9.2.0", "matplotlib==3.11.2"],  # matplotlib: attention pictures
         # Side-by-side decoding benchmark (bench/decode_speed.py); never needed by CI.
         "bench": ["ctranslate2==4.8.5"],
         # Training curves as a PNG (recipes/plot_curves.py).
@@ -64,5 +65,6 @@ setup(
         "t2t-exporter = t2t_lite.bin.t2t_exporter:main",
         "t2t-bleu = t2t_lite.bin.t2t_bleu:main",
         "t2t-evalb = t2t_lite.bin.t2t_evalb:main",
+        "t2t-attention = t2t_lite.bin.t2t_attention:main",
     ]},
 )

@@ -102,38 +102,44 @@ class MultiHeadAttention(keras.layers.Layer):
 
     # -- Attention ------------------------------------------------------------
 
-    def _attend(self, q, k, v, bias, training):
-        """q [B, H, T, K], k [B, H, S, K], v [B, H, S, V], bias broadcast to [B, H, T, S]."""
+    def _attend(self, q, k, v, bias, training, return_weights=False):
+        """q [B, H, T, K], k [B, H, S, K], v [B, H, S, V], bias broadcast to [B, H, T, S].
+
+        Returns [B, T, D]; with `return_weights` also the attention weights
+        float32 [B, H, T, S] (the softmax, before dropout).
+        """
         q = q * tf.cast(1.0 / math.sqrt(self.key_channels // self.num_heads), q.dtype)
         logits = tf.matmul(q, k, transpose_b=True)  # [B, H, T, S]
         # Softmax in float32 whatever the compute dtype (mixed precision).
         logits = tf.cast(logits, tf.float32)
         if bias is not None:
             logits += tf.cast(bias, tf.float32)  # Keras may have autocast it
-        weights = tf.cast(tf.nn.softmax(logits), self.compute_dtype)
-        weights = self._dropout(weights, training=training)
+        probabilities = tf.nn.softmax(logits)  # [B, H, T, S] float32
+        weights = self._dropout(tf.cast(probabilities, self.compute_dtype), training=training)
         context = tf.matmul(weights, v)  # [B, H, T, V]
         shape = tf.shape(context)
         context = tf.reshape(tf.transpose(context, [0, 2, 1, 3]),
                              [shape[0], shape[2], self.value_channels])  # [B, T, H*V]
-        return matmul_2d(context, self.output_kernel, self.compute_dtype)  # [B, T, D]
+        output = matmul_2d(context, self.output_kernel, self.compute_dtype)  # [B, T, D]
+        return (output, probabilities) if return_weights else output
 
-    def call(self, query, memory=None, bias=None, training=False):
+    def call(self, query, memory=None, bias=None, training=False, return_weights=False):
         """Full-sequence attention.
 
         Args:
           query: [B, T, D].
           memory: [B, S, D] for cross-attention; None for self-attention.
           bias: additive mask broadcastable to [B, H, T, S].
+          return_weights: also return the attention weights.
         Returns:
-          [B, T, D].
+          [B, T, D]; with `return_weights`, ([B, T, D], weights float32 [B, H, T, S]).
         """
         if self.self_attention:
             q, k, v = self._split_qkv(query)
         else:
             q = self._split_heads(self._project(query, self.q_kernel), self.key_channels)
             k, v = self.memory_kv(memory)
-        return self._attend(q, k, v, bias, training)
+        return self._attend(q, k, v, bias, training, return_weights)
 
     def step(self, query, cache, index=None, bias=None, append=False):
         """Attention for one new decoder position, using and updating `cache`.

@@ -17,6 +17,8 @@ Cache layout (what beam search tiles and reorders): a dict with
              per-example constants (encoder padding bias, cross-attention keys/values).
 """
 
+from typing import Optional
+
 import keras
 import tensorflow as tf
 
@@ -62,12 +64,16 @@ class EncoderLayer(keras.layers.Layer):
     def build(self, input_shape):
         _build_sublayers(self, input_shape)
 
-    def call(self, x, bias, training=False):
-        """x [B, S, D], bias [B, 1, 1, S] -> [B, S, D]."""
+    def call(self, x, bias, training=False, return_attention=False):
+        """x [B, S, D], bias [B, 1, 1, S] -> [B, S, D]; with `return_attention`
+        also {"encoder": self-attention weights [B, H, S, S]}."""
         r = self.self_attention_residual
-        x = r.after(x, self.self_attention(r.before(x), bias=bias, training=training), training)
+        y, weights = self.self_attention(r.before(x), bias=bias, training=training,
+                                         return_weights=True)
+        x = r.after(x, y, training)
         r = self.feed_forward_residual
-        return r.after(x, self.feed_forward(r.before(x), training=training), training)
+        x = r.after(x, self.feed_forward(r.before(x), training=training), training)
+        return (x, {"encoder": weights}) if return_attention else x
 
 
 class DecoderLayer(keras.layers.Layer):
@@ -85,16 +91,22 @@ class DecoderLayer(keras.layers.Layer):
     def build(self, input_shape):
         _build_sublayers(self, input_shape)
 
-    def call(self, x, memory, self_bias, memory_bias, training=False):
-        """x [B, T, D], memory [B, S, D] -> [B, T, D]."""
+    def call(self, x, memory, self_bias, memory_bias, training=False, return_attention=False):
+        """x [B, T, D], memory [B, S, D] -> [B, T, D]; with `return_attention` also
+        {"decoder": self-attention weights [B, H, T, T], "cross": [B, H, T, S]}."""
         r = self.self_attention_residual
-        x = r.after(x, self.self_attention(r.before(x), bias=self_bias, training=training),
-                    training)
+        y, self_weights = self.self_attention(r.before(x), bias=self_bias, training=training,
+                                              return_weights=True)
+        x = r.after(x, y, training)
         r = self.cross_attention_residual
-        x = r.after(x, self.cross_attention(r.before(x), memory, bias=memory_bias,
-                                            training=training), training)
+        y, cross_weights = self.cross_attention(r.before(x), memory, bias=memory_bias,
+                                                training=training, return_weights=True)
+        x = r.after(x, y, training)
         r = self.feed_forward_residual
-        return r.after(x, self.feed_forward(r.before(x), training=training), training)
+        x = r.after(x, self.feed_forward(r.before(x), training=training), training)
+        if return_attention:
+            return x, {"decoder": self_weights, "cross": cross_weights}
+        return x
 
     def step(self, x, self_cache, cross_kv, self_bias, memory_bias, index, growing=False):
         """One position: x [B, 1, D] -> ([B, 1, D], updated self_cache)."""
@@ -155,30 +167,59 @@ class Transformer(keras.Model):
 
     # -- Full sequences (training, scoring) ---------------------------------
 
-    def encode(self, inputs, training=False):
-        """inputs int [B, S] -> (memory [B, S, D], memory_bias float32 [B, 1, 1, S])."""
+    def encode(self, inputs, training=False, attention: Optional[dict] = None):
+        """inputs int [B, S] -> (memory [B, S, D], memory_bias float32 [B, 1, 1, S]).
+
+        `attention`: a dict to which the layers' self-attention weights are
+        appended under "encoder" (a list, one [B, H, S, S] per layer).
+        """
         bias = padding_bias(inputs)
         x = self.positions(self.source_embedding(inputs))
         x = self.embedding_dropout(x, training=training)
         for layer in self.encoder_layers:
-            x = layer(x, bias, training=training)
+            if attention is None:
+                x = layer(x, bias, training=training)
+            else:
+                x, weights = layer(x, bias, training=training, return_attention=True)
+                _collect(attention, weights)
         if self.encoder_norm is not None:
             x = self.encoder_norm(x)
         return x, bias
 
-    def decode(self, targets, memory, memory_bias, training=False):
+    def decode(self, targets, memory, memory_bias, training=False,
+               attention: Optional[dict] = None):
         """Teacher-forced decoder: targets int [B, T] -> logits float32 [B, T, V].
 
         The decoder input is the targets shifted right by one with id 0 (the
         start symbol) in front, so position t predicts targets[:, t].
+        `attention`: as in `encode`, under "decoder" and "cross".
         """
         shifted = tf.pad(targets, [[0, 0], [1, 0]])[:, :-1]
         x = self.positions(self.target_embedding(shifted))
         x = self.embedding_dropout(x, training=training)
         self_bias = causal_bias(tf.shape(targets)[1])
         for layer in self.decoder_layers:
-            x = layer(x, memory, self_bias, memory_bias, training=training)
+            if attention is None:
+                x = layer(x, memory, self_bias, memory_bias, training=training)
+            else:
+                x, weights = layer(x, memory, self_bias, memory_bias, training=training,
+                                   return_attention=True)
+                _collect(attention, weights)
         return self._logits(x)
+
+    def attention_weights(self, inputs, targets) -> dict:
+        """The attention weights of a teacher-forced pass (no dropout).
+
+        Returns:
+          {"encoder": [B, L, H, S, S], "decoder": [B, L, H, T, T],
+           "cross": [B, L, H, T, S]} float32, one entry of L per layer: each row
+          sums to 1 over the keys a query may see; masked keys (padding, future
+          positions) get 0.
+        """
+        attention = {}
+        memory, memory_bias = self.encode(inputs, attention=attention)
+        self.decode(targets, memory, memory_bias, attention=attention)
+        return {kind: tf.stack(weights, axis=1) for kind, weights in attention.items()}
 
     def call(self, features, training=False):
         """features {"inputs": int [B, S], "targets": int [B, T]} -> float32 [B, T, V]."""
@@ -240,6 +281,12 @@ class Transformer(keras.Model):
                 x, cache[f"layer_{i}"], static[f"layer_{i}"], self_bias, static["bias"], index,
                 growing)
         return self._logits(x)[:, 0, :], new_cache
+
+
+def _collect(attention: dict, weights: dict) -> None:
+    """Appends each kind's weights of one layer to `attention[kind]`."""
+    for kind, value in weights.items():
+        attention.setdefault(kind, []).append(value)
 
 
 def build(hparams: HParams, vocab_size: int) -> Transformer:

@@ -1,0 +1,1 @@
+"""Pictures of a trained model: attention maps."""
