@@ -66,5 +66,6 @@ setup(
         "t2t-bleu = t2t_lite.bin.t2t_bleu:main",
         "t2t-evalb = t2t_lite.bin.t2t_evalb:main",
         "t2t-attention = t2t_lite.bin.t2t_attention:main",
+        "t2t-make-tf-configs = t2t_lite.bin.t2t_make_tf_configs:main",
     ]},
 )

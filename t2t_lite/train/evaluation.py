@@ -2,6 +2,7 @@
 problem's metrics of greedy translations (BLEU and exact match; parsing: EVALB F1)."""
 
 import math
+import time
 from typing import Callable, Dict, Optional, Sequence
 
 import tensorflow as tf
@@ -10,6 +11,31 @@ from t2t_lite.hparams_lib import HParams
 from t2t_lite.train.loss import smoothed_cross_entropy, token_statistics
 
 _SPEC = tf.TensorSpec([None, None], tf.int32)
+
+
+class _Progress:
+    """Prints "eval: dev loss 120 batches, 31 s" every `every` seconds and when done,
+    so that a long evaluation is never silent."""
+
+    def __init__(self, what: str, unit: str, total: int = 0, every: float = 10.0):
+        self.what, self.unit, self.total, self.every = what, unit, total, every
+        self.count, self.start = 0, time.time()
+        self.last = self.start
+
+    def update(self, n: int) -> None:
+        self.count += n
+        if time.time() - self.last >= self.every:
+            self._print()
+            self.last = time.time()
+
+    def done(self) -> None:
+        self._print()
+
+    def _print(self) -> None:
+        count = min(self.count, self.total) if self.total else self.count
+        of = f"/{self.total}" if self.total else ""
+        print(f"eval: {self.what} {count}{of} {self.unit}, {time.time() - self.start:.0f} s",
+              flush=True)
 
 
 # (hypotheses, references, sources) -> {metric name: value}, e.g. `Problem.dev_scores`.
@@ -63,8 +89,11 @@ class Evaluator:
         if eval_steps:
             dataset = dataset.take(eval_steps)
         totals = tf.zeros([4])
+        progress = _Progress("dev loss", "batches")
         for batch in dataset:
             totals += self._batch_stats(batch)
+            progress.update(1)
+        progress.done()
         loss_sum, nll_sum, correct, tokens = (float(x) for x in totals.numpy())
         tokens = max(tokens, 1.0)
         metrics = {"loss": loss_sum / tokens,
@@ -78,11 +107,14 @@ class Evaluator:
         """The problem's scores of greedy translations of the first dev examples."""
         translator = self.translator
         hypotheses, references, sources = [], [], []
+        progress = _Progress("dev greedy decoding", "sentences", total=sentences)
         for batch in self.dev_dataset_fn():
             hypotheses += translator.translate_ids(batch["inputs"])
             references += translator.detokenize(batch["targets"])
             sources += translator.detokenize(batch["inputs"])
+            progress.update(len(batch["inputs"]))
             if len(references) >= sentences:
                 break
+        progress.done()
         return self.dev_scores(hypotheses[:sentences], references[:sentences],
                                sources[:sentences])

@@ -278,6 +278,8 @@ class Trainer:
                       flush=True)
                 break
         self._save()
+        if self.evaluator is not None:
+            print(f"Final evaluation at step {self.step} on the dev split.", flush=True)
         metrics = self.evaluate()
         return TrainResult(self.step, loss, False, metrics)
 

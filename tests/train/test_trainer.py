@@ -1,6 +1,7 @@
 """The training loop: resume, accumulation, NaN, model-dir conflicts, strategies."""
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -78,7 +79,11 @@ def test_time_limit_stops_saves_and_evaluates(data_dir, tmp_path, capfd):
     assert result.step == 1 and not result.interrupted  # the limit is checked after each step
     assert "loss" in result.eval_metrics
     assert os.path.exists(tmp_path / "m" / "ckpt-1.index")
-    assert "Time limit of 1e-06 minutes reached at step 1." in capfd.readouterr().out
+    out = capfd.readouterr().out
+    assert "Time limit of 1e-06 minutes reached at step 1." in out
+    # The final evaluation is announced and reports its progress.
+    assert "Final evaluation at step 1 on the dev split." in out
+    assert re.search(r"^eval: dev loss \d+ batches, \d+ s$", out, re.M), out
 
 
 def test_negative_training_options_are_one_line_errors():
