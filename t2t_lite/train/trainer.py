@@ -19,6 +19,7 @@ import functools
 import json
 import math
 import os
+import shutil
 import signal
 import time
 from typing import Callable, Dict, Optional
@@ -141,6 +142,9 @@ class Trainer:
         if self.exact_data_resume:
             state["data"] = self.iterator
         self.checkpoint = tf.train.Checkpoint(**state)
+        # Saving is collective: every worker writes, the chief into the model
+        # directory, the others into a scratch directory removed after each save
+        # (TensorFlow's multi-worker pattern). All of them restore the chief's.
         directory = output_dir if self.chief else os.path.join(
             output_dir, f"tmp_worker_{self.strategy.cluster_resolver.task_id}")
         self.manager = tf.train.CheckpointManager(self.checkpoint, directory,
@@ -206,6 +210,16 @@ class Trainer:
 
     def _save(self) -> None:
         self.manager.save(checkpoint_number=self.step)
+        if not self.chief:
+            shutil.rmtree(self.manager.directory, ignore_errors=True)
+
+    def _restore(self) -> Optional[str]:
+        """Restores the latest checkpoint of the model directory (the chief's, on
+        every worker); returns its path, or None for a new run."""
+        latest = tf.train.latest_checkpoint(self.output_dir)
+        if latest:
+            self.checkpoint.restore(latest)
+        return latest
 
     def train(self) -> TrainResult:
         """Trains until `train_steps`, a signal, a NaN loss, early stopping or the time limit.
@@ -213,7 +227,7 @@ class Trainer:
         The time limit (`max_train_minutes`) counts from the start of this
         call, so a resumed run gets the full limit again.
         """
-        restored = self.manager.restore_or_initialize()
+        restored = self._restore()
         if restored:
             print(f"Resumed from {restored} at step {self.step}.", flush=True)
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
