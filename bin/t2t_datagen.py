@@ -24,6 +24,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--data_dir", required=True, help="output directory")
     parser.add_argument("--tmp_dir", default=None,
                         help="directory searched first for raw parallel text files")
+    parser.add_argument("--verify", action="store_true",
+                        help="only check the shards against the sizes and SHA-256 checksums "
+                             "datagen recorded (exit 1 naming a damaged shard)")
     return parser
 
 
@@ -32,8 +35,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = _parser().parse_args(argv)
 
     def run() -> int:
-        from t2t_lite.data.datagen import generate_data
-        generate_data(args.problem, args.data_dir, args.tmp_dir)
+        from t2t_lite.data.datagen import generate_data, verify_data
+        if args.verify:
+            verify_data(args.problem, args.data_dir)
+        else:
+            generate_data(args.problem, args.data_dir, args.tmp_dir)
         return 0
 
     return cli.main("t2t-datagen", run)

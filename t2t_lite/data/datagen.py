@@ -10,7 +10,8 @@ ids, split names and shard names are defined in `t2t_lite.data.layout`):
     and "targets" (target ids), each ending with EOS=1. Example k of a split goes
     to shard k % n, in the problem's order;
   - `{problem}.datagen.json`: vocabulary file and size, special ids, and per
-    split the shard files, example and subword counts, and what was dropped;
+    split the shard files with their sizes and SHA-256 (`t2t_lite.data.integrity`),
+    example and subword counts, and what was dropped;
   - `{problem}-{split}.{suffix}`: plain-text files a problem asks for
     (`Problem.text_files`, e.g. parsing's gold trees), written once.
 
@@ -21,8 +22,9 @@ more pieces; a note is printed) is in the metadata.
 Every file is written under a hidden temporary name (`.incomplete.<name>`) and
 renamed when complete, so a killed run never leaves a half-written shard or
 vocabulary; leftovers of a killed run are deleted by the next one. A second run
-reuses the vocabulary and every split whose shards and metadata are complete,
-and says so; delete the files to regenerate them.
+reuses the vocabulary and every split whose shards and metadata are complete
+and whose shards have the sizes it recorded, and says so; a split with a
+missing or resized shard is written again; delete the files to regenerate them.
 
 Dropping policy: pairs with an empty or whitespace-only side are dropped from
 train and counted; dev and test keep all pairs (counted) so that they line up
@@ -40,6 +42,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Union
 import tensorflow as tf
 
 from t2t_lite import registry
+from t2t_lite.data.integrity import check_shards, damaged_shards, shard_records
 from t2t_lite.data.layout import EOS_ID, PAD_ID, SPLITS, shard_name
 from t2t_lite.data.problem import Pair, Problem
 from t2t_lite.data.vocab import SubwordVocab, train_sentencepiece, vocab_path
@@ -198,6 +201,7 @@ def write_split(pairs: Iterable[Pair], vocab: SubwordVocab, paths: List[str],
         writer.close()
     for tmp, path in zip(tmps, paths):
         os.replace(tmp, path)
+    stats.update(shard_records(paths))
     return stats
 
 
@@ -267,8 +271,14 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
         _write_text_files(problem, split, data_dir, tmp_dir, log)
         if done and done["shards"] == [os.path.basename(p) for p in paths] and all(
                 os.path.isfile(p) for p in paths):
-            log(_split_line(split, done, reused=True))
-            continue
+            if "shard_bytes" not in done:  # written before sizes were recorded
+                done.update(shard_records(paths))
+                log(f"  {split}: recorded the sizes and checksums of the existing shards")
+            damaged = damaged_shards(data_dir, problem.name, done)
+            if not damaged:
+                log(_split_line(split, done, reused=True))
+                continue
+            log(f"  {split}: {damaged[0]}; writing the split again")
         start = time.time()
         stats = write_split(problem.raw_pairs(split, tmp_dir), vocab, paths,
                             drop_empty=(split == "train"))
@@ -277,3 +287,21 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
         log(_split_line(split, stats, reused=False) + f" [{time.time() - start:.1f} s]")
     _write_metadata(data_dir, meta)
     return meta
+
+
+def verify_data(problem: Union[str, Problem], data_dir: str,
+                log: Callable[[str], None] = print) -> None:
+    """Checks every shard of `problem` in `data_dir` against the sizes and SHA-256
+    checksums datagen recorded (t2t-datagen --verify).
+
+    Raises:
+      T2TError: no data, or a missing, resized or corrupt shard (naming it).
+    """
+    if isinstance(problem, str):
+        problem = registry.problem(problem)
+    meta = read_metadata(data_dir, problem.name)
+    if not meta.get("splits"):
+        raise T2TError(f"No t2t-datagen output for {problem.name} in {data_dir}.")
+    for split, split_meta in meta["splits"].items():
+        check_shards(data_dir, problem.name, meta, [split], checksums=True)
+        log(f"  {split}: {len(split_meta['shards'])} shard(s), sizes and SHA-256 as written")

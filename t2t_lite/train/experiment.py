@@ -19,6 +19,7 @@ import tensorflow as tf
 import t2t_lite
 from t2t_lite import model_dir
 from t2t_lite.data import datagen
+from t2t_lite.data.integrity import check_shards, data_loss_error
 from t2t_lite.data.pipeline import make_dataset
 from t2t_lite.data.vocab import SubwordVocab
 from t2t_lite.decode.search import SearchParams, search_for_problem
@@ -89,6 +90,7 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
         raise T2TError(f"No training data for {problem.name} in {data_dir}; run "
                        "t2t-datagen first or pass --generate_data (and --tmp_dir).")
     meta = datagen.read_metadata(data_dir, problem.name)
+    check_shards(data_dir, problem.name, meta, ["train", "dev"])  # sizes: a stat per file
     vocab_file = os.path.join(data_dir, meta["vocab_file"])
     vocab = SubwordVocab.from_file(vocab_file)
     model_dir.prepare(output_dir, hparams, problem.name, vocab_file, vocab.vocab_size)
@@ -98,4 +100,7 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
           f"{trainer.strategy.num_replicas_in_sync} replica(s), {trainer.accumulate} "
           f"micro-batch(es) of {hparams.batch_size} tokens per replica per step, into "
           f"{output_dir}.", flush=True)
-    return trainer.train()
+    try:
+        return trainer.train()
+    except tf.errors.DataLossError as e:  # a record corrupt in the middle of a shard
+        raise data_loss_error(data_dir, problem.name, meta, e) from None
