@@ -9,6 +9,7 @@ translator for dev metrics); `train_problem` adds the data (generated if
 asked), the model directory, and the log line that starts a run.
 """
 
+import contextlib
 import functools
 import os
 from typing import Optional
@@ -29,6 +30,7 @@ from t2t_lite.hparams_lib import HParams
 from t2t_lite.train.evaluation import Evaluator
 from t2t_lite.train.keras_internals import set_random_seed
 from t2t_lite.train.schedule import make_optimizer
+from t2t_lite.train.strategy import is_chief
 from t2t_lite.train.trainer import Trainer, TrainOptions, TrainResult
 
 
@@ -82,7 +84,8 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
         maybe killed, run wrote); otherwise the train shards must exist.
 
     Raises:
-      T2TError: no training data, or a model directory of another run.
+      T2TError: no training data, damaged shards, a model directory of another
+        run, or another trainer running in it (`model_dir.TrainingLock`).
     """
     if generate_data:
         datagen.generate_data(problem, data_dir, tmp_dir)
@@ -94,13 +97,17 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
     vocab_file = os.path.join(data_dir, meta["vocab_file"])
     vocab = SubwordVocab.from_file(vocab_file)
     model_dir.prepare(output_dir, hparams, problem.name, vocab_file, vocab.vocab_size)
-    trainer = make_trainer(hparams, problem.name, data_dir, output_dir, vocab.vocab_size,
-                           options, strategy, problem, vocab)
-    print(f"Training {problem.name} with {hparams_set} on "
-          f"{trainer.strategy.num_replicas_in_sync} replica(s), {trainer.accumulate} "
-          f"micro-batch(es) of {hparams.batch_size} tokens per replica per step, into "
-          f"{output_dir}.", flush=True)
-    try:
-        return trainer.train()
-    except tf.errors.DataLossError as e:  # a record corrupt in the middle of a shard
-        raise data_loss_error(data_dir, problem.name, meta, e) from None
+    strategy = strategy or tf.distribute.get_strategy()
+    lock = (model_dir.TrainingLock(output_dir) if is_chief(strategy)
+            else contextlib.nullcontext())
+    with lock:
+        trainer = make_trainer(hparams, problem.name, data_dir, output_dir, vocab.vocab_size,
+                               options, strategy, problem, vocab)
+        print(f"Training {problem.name} with {hparams_set} on "
+              f"{trainer.strategy.num_replicas_in_sync} replica(s), {trainer.accumulate} "
+              f"micro-batch(es) of {hparams.batch_size} tokens per replica per step, into "
+              f"{output_dir}.", flush=True)
+        try:
+            return trainer.train()
+        except tf.errors.DataLossError as e:  # a record corrupt in the middle of a shard
+            raise data_loss_error(data_dir, problem.name, meta, e) from None
