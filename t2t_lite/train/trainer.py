@@ -236,8 +236,9 @@ class Trainer:
             if not math.isfinite(loss):
                 latest = self.manager.latest_checkpoint or "none yet"
                 raise T2TError(f"Loss became {loss} at step {step}; stopping without saving. "
-                               f"Last good checkpoint: {latest}. Try a lower learning_rate "
-                               "or clip_grad_norm.")
+                               f"Last good checkpoint: {latest}. Try a lower learning rate "
+                               "(learning_rate_constant or learning_rate, whichever "
+                               "learning_rate_schedule uses) or clip_grad_norm.")
             if (opts.log_every and step % opts.log_every == 0) or step == self.train_steps:
                 now = time.time()
                 rate = window_tokens / max(now - window_time, 1e-9)
