@@ -1,7 +1,9 @@
-"""The paper's Transformer sets, t2t's pre-norm variant and CPU-sized sets.
+"""The paper's Transformer sets and CPU-sized sets.
 
 Each set is a function returning a modified copy of another set, so the
-difference from its parent is the whole definition.
+difference from its parent is the whole definition. tensor2tensor's own
+sets (`transformer_base_v1`..`v3`, `*_single_gpu`, `transformer_big_enfr`)
+are in `transformer_t2t.py`.
 """
 
 from t2t_lite import registry
@@ -16,29 +18,22 @@ def transformer_base() -> HParams:
     sqrt(d_model), label smoothing 0.1, Adam(0.9, 0.98, 1e-9), the paper's
     rate d^-0.5 min(step^-0.5, step w^-1.5) with w = 4000 (t2t's "legacy" noam
     schedule with learning_rate 0.1), ~25,000 tokens per step (HParams' defaults).
+    tensor2tensor 1.15's `transformer_base` is `transformer_base_v3` here.
     """
     return HParams()
 
 
 @registry.register_hparams
 def transformer_big() -> HParams:
-    """The paper's big model for EN-DE: d_model=1024, d_ff=4096, h=16, P_drop=0.3, 300k steps."""
+    """The paper's big model for EN-DE: d_model=1024, d_ff=4096, h=16, P_drop=0.3, 300k steps.
+
+    For EN-FR the paper used P_drop=0.1 (section 6.1):
+    `--hparams=layer_prepostprocess_dropout=0.1`. (`transformer_big_enfr` is
+    tensor2tensor's set of that name, a different model.)
+    """
     return transformer_base().replace(
         hidden_size=1024, filter_size=4096, num_heads=16,
         layer_prepostprocess_dropout=0.3, train_steps=300000)
-
-
-@registry.register_hparams
-def transformer_big_enfr() -> HParams:
-    """The paper's big model for EN-FR, which used P_drop=0.1 instead of 0.3 (section 6.1)."""
-    return transformer_big().replace(layer_prepostprocess_dropout=0.1)
-
-
-@registry.register_hparams
-def transformer_base_prenorm() -> HParams:
-    """Base with pre-layer-norm (tensor2tensor's later default), which trains more stably."""
-    return transformer_base().replace(layer_preprocess_sequence="n",
-                                      layer_postprocess_sequence="da")
 
 
 @registry.register_hparams

@@ -32,8 +32,12 @@ def warmup_rsqrt(constant, w, d=None):
 PAPER_BASE = legacy_noam(0.1, 512, 4000)
 EXPECTED = {
     "transformer_base": PAPER_BASE,
-    "transformer_base_prenorm": PAPER_BASE,
-    "transformer_big_enfr": legacy_noam(0.1, 1024, 4000),
+    "transformer_base_v1": PAPER_BASE,
+    "transformer_base_v2": legacy_noam(0.2, 512, 8000),
+    "transformer_base_v3": warmup_rsqrt(2.0, 8000, 512),
+    "transformer_base_single_gpu": warmup_rsqrt(0.1, 16000),
+    "transformer_big_single_gpu": warmup_rsqrt(2.0, 16000, 1024),
+    "transformer_big_enfr": warmup_rsqrt(2.0, 8000, 1024),
     "transformer_big": legacy_noam(0.1, 1024, 4000),
     "transformer_parsing": legacy_noam(0.1, 1024, 4000),
     "transformer_small": legacy_noam(0.1, 256, 2000),
@@ -47,11 +51,10 @@ EXPECTED = {
         "c_layers2", "c_layers4", "c_layers8", "c_dff1024", "c_dff4096", "d_dropout0",
         "d_dropout2", "d_smoothing0", "d_smoothing2", "e_learned_pos"]},
 }
-WARMUP = {"transformer_small": 2000, "transformer_tiny": 1000,
+WARMUP = {"transformer_base_v2": 8000, "transformer_base_v3": 8000,
+          "transformer_base_single_gpu": 16000, "transformer_big_single_gpu": 16000,
+          "transformer_big_enfr": 8000, "transformer_small": 2000, "transformer_tiny": 1000,
           "transformer_multi30k": 1000, "transformer_parsing_tiny": 400}
-
-
-T2T_BASE = "constant*linear_warmup*rsqrt_decay*rsqrt_hidden_size"  # t2t 1.15's transformer_base
 
 
 def rates(schedule, steps):
@@ -89,10 +92,12 @@ def test_existing_sets_keep_their_float32_rate_bit_for_bit(name, multiplier):
 
 @pytest.mark.parametrize("set_name, overrides, expected", [
     # The strings of the brief, as a t2t user passes them.
-    ("transformer_base", f"learning_rate_schedule={T2T_BASE},"
-     "learning_rate_constant=2.0,learning_rate_warmup_steps=8000", warmup_rsqrt(2.0, 8000, 512)),
-    ("transformer_base", "learning_rate=0.2", legacy_noam(0.2, 512, 4000)),
-    ("transformer_base", "learning_rate=0.2,learning_rate_warmup_steps=8000,hidden_size=1024",
+    ("transformer_base_v3", "learning_rate_constant=2.0,learning_rate_warmup_steps=8000",
+     warmup_rsqrt(2.0, 8000, 512)),
+    ("transformer_base_v3", "learning_rate_constant=1.0,learning_rate_warmup_steps=4000",
+     warmup_rsqrt(1.0, 4000, 512)),
+    ("transformer_base_v1", "learning_rate=0.2", legacy_noam(0.2, 512, 4000)),
+    ("transformer_base_v1", "learning_rate=0.2,learning_rate_warmup_steps=8000,hidden_size=1024",
      legacy_noam(0.2, 1024, 8000)),
     ("transformer_base", "learning_rate_schedule=constant*rsqrt_normalized_decay,"
      "learning_rate_constant=0.001", lambda s: 0.001 * 4000 ** 0.5 * max(s, 4000) ** -0.5),
@@ -152,23 +157,21 @@ def test_run_train_steps_replace_the_sets_in_linear_decay():
 
 
 def test_schedule_round_trips_through_keras_serialization():
-    schedule = T2TSchedule.from_hparams(registry.hparams("transformer_base").parse(
-        f"learning_rate_schedule={T2T_BASE},learning_rate_warmup_steps=8000"))
+    schedule = T2TSchedule.from_hparams(registry.hparams("transformer_base_v3"))
     restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(schedule))
     assert isinstance(restored, T2TSchedule) and restored.get_config() == schedule.get_config()
     assert rates(restored, [0, 10, 9000]) == rates(schedule, [0, 10, 9000])
 
 
-@pytest.mark.parametrize("overrides, first, second", [
+@pytest.mark.parametrize("name, first, second", [
     # The paper's step 1 and 2: d^-0.5 * step * w^-1.5.
-    ("", 512 ** -0.5 * 4000 ** -1.5, 512 ** -0.5 * 2 * 4000 ** -1.5),
+    ("transformer_base", 512 ** -0.5 * 4000 ** -1.5, 512 ** -0.5 * 2 * 4000 ** -1.5),
     # t2t's linear warm-up: the first update has rate 0, the second 2.0 * 1/8000 * ...
-    (f"learning_rate_schedule={T2T_BASE},learning_rate_constant=2.0,"
-     "learning_rate_warmup_steps=8000", 0.0, 2.0 * (1 / 8000) * 8000 ** -0.5 * 512 ** -0.5),
+    ("transformer_base_v3", 0.0, 2.0 * (1 / 8000) * 8000 ** -0.5 * 512 ** -0.5),
 ])
-def test_first_update_uses_step_zero(overrides, first, second):
+def test_first_update_uses_step_zero(name, first, second):
     """Adam moves a weight by ~lr when the gradient is constant: read the rates used."""
-    optimizer = make_optimizer(registry.hparams("transformer_base").parse(overrides))
+    optimizer = make_optimizer(registry.hparams(name))
     weight = tf.Variable(0.0)
     moves = []
     for _ in range(2):
