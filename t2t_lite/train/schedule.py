@@ -159,8 +159,11 @@ _HPARAMS = ("learning_rate_schedule", "learning_rate_constant", "learning_rate",
 
 
 def make_optimizer(hp: HParams, train_steps: int = 0) -> keras.optimizers.Optimizer:
-    """Adam with the set's betas and epsilon, its t2t learning-rate schedule and
-    optional global-norm clipping.
+    """Adam with the set's betas and epsilon and its t2t learning-rate schedule.
+
+    Gradient clipping (`clip_grad_norm`) is not the optimizer's: Keras would
+    clip each replica's part of the gradient before summing them, so
+    `t2t_lite.train.step.apply_global_mean` clips the step's whole gradient.
 
     Args:
       train_steps: the run's steps if not hp.train_steps (t2t-trainer --train_steps).
@@ -168,5 +171,4 @@ def make_optimizer(hp: HParams, train_steps: int = 0) -> keras.optimizers.Optimi
     return keras.optimizers.Adam(
         learning_rate=T2TSchedule.from_hparams(hp, train_steps),
         beta_1=hp.optimizer_adam_beta1, beta_2=hp.optimizer_adam_beta2,
-        epsilon=hp.optimizer_adam_epsilon,
-        global_clipnorm=hp.clip_grad_norm or None)
+        epsilon=hp.optimizer_adam_epsilon)

@@ -161,7 +161,7 @@ class Trainer:
 
         def single(batch):
             loss_sum, tokens, grads = gradients(batch)
-            apply_global_mean(model, optimizer, grads, tokens)
+            apply_global_mean(model, optimizer, grads, tokens, hp.clip_grad_norm)
             return loss_sum, tokens
 
         def accumulate(batch):
@@ -172,8 +172,9 @@ class Trainer:
             return loss_sum, tokens
 
         def apply_accumulated():
+            # The accumulated gradient is applied (and clipped) once per step.
             apply_global_mean(model, optimizer, [a.read_value() for a in self.accumulators],
-                              self.accumulated_tokens.read_value())
+                              self.accumulated_tokens.read_value(), hp.clip_grad_norm)
             for acc in self.accumulators:
                 acc.assign(tf.zeros_like(acc))
             self.accumulated_tokens.assign(0.0)
