@@ -1,7 +1,9 @@
-"""The paper's Transformer sets, t2t's pre-norm variant and CPU-sized sets.
+"""The paper's Transformer sets and CPU-sized sets.
 
 Each set is a function returning a modified copy of another set, so the
-difference from its parent is the whole definition.
+difference from its parent is the whole definition. tensor2tensor's own
+sets (`transformer_base_v1`..`v3`, `*_single_gpu`, `transformer_big_enfr`)
+are in `transformer_t2t.py`.
 """
 
 from t2t_lite import registry
@@ -13,31 +15,25 @@ def transformer_base() -> HParams:
     """The paper's base model: N=6, d_model=512, d_ff=2048, h=8, P_drop=0.1, 100k steps.
 
     Post-layer-norm, sinusoidal positions, one shared embedding scaled by
-    sqrt(d_model), label smoothing 0.1, Adam(0.9, 0.98, 1e-9), Noam schedule
-    with 4000 warm-up steps, ~25,000 tokens per step (HParams' defaults).
+    sqrt(d_model), label smoothing 0.1, Adam(0.9, 0.98, 1e-9), the paper's
+    rate d^-0.5 min(step^-0.5, step w^-1.5) with w = 4000 (t2t's "legacy" noam
+    schedule with learning_rate 0.1), ~25,000 tokens per step (HParams' defaults).
+    tensor2tensor 1.15's `transformer_base` is `transformer_base_v3` here.
     """
     return HParams()
 
 
 @registry.register_hparams
 def transformer_big() -> HParams:
-    """The paper's big model for EN-DE: d_model=1024, d_ff=4096, h=16, P_drop=0.3, 300k steps."""
+    """The paper's big model for EN-DE: d_model=1024, d_ff=4096, h=16, P_drop=0.3, 300k steps.
+
+    For EN-FR the paper used P_drop=0.1 (section 6.1):
+    `--hparams=layer_prepostprocess_dropout=0.1`. (`transformer_big_enfr` is
+    tensor2tensor's set of that name, a different model.)
+    """
     return transformer_base().replace(
         hidden_size=1024, filter_size=4096, num_heads=16,
         layer_prepostprocess_dropout=0.3, train_steps=300000)
-
-
-@registry.register_hparams
-def transformer_big_enfr() -> HParams:
-    """The paper's big model for EN-FR, which used P_drop=0.1 instead of 0.3 (section 6.1)."""
-    return transformer_big().replace(layer_prepostprocess_dropout=0.1)
-
-
-@registry.register_hparams
-def transformer_base_prenorm() -> HParams:
-    """Base with pre-layer-norm (tensor2tensor's later default), which trains more stably."""
-    return transformer_base().replace(layer_preprocess_sequence="n",
-                                      layer_postprocess_sequence="da")
 
 
 @registry.register_hparams
@@ -65,12 +61,13 @@ def transformer_tiny() -> HParams:
     """A CPU test-sized model: 2 layers, d_model=128, d_ff=512, 4 heads.
 
     Tuned on translate_ende_numbers (held-out exact match, beam 4): with the
-    full Noam rate (peak 2.8e-3) 1500 steps gave 93.9% to 99.2% depending on
-    run-to-run noise; half the rate gives 99.2% at 1000 steps and 99.8-100%
-    from 1750 to 2500 steps (about 3.5 minutes on 2 CPU cores at 2000).
+    paper's rate (learning_rate 0.1, peak 2.8e-3) 1500 steps gave 93.9% to
+    99.2% depending on run-to-run noise; half the rate gives 99.2% at 1000
+    steps and 99.8-100% from 1750 to 2500 steps (about 3.5 minutes on 2 CPU
+    cores at 2000).
     """
     return transformer_small().replace(
-        hidden_size=128, filter_size=512, num_heads=4, learning_rate=0.5,
+        hidden_size=128, filter_size=512, num_heads=4, learning_rate=0.05,
         learning_rate_warmup_steps=1000, train_steps=2000)
 
 
@@ -101,5 +98,5 @@ def transformer_parsing_tiny() -> HParams:
     cores, so 30 minutes are about 7,000 steps).
     """
     return transformer_small().replace(
-        layer_prepostprocess_dropout=0.2, learning_rate=0.7, learning_rate_warmup_steps=400,
+        layer_prepostprocess_dropout=0.2, learning_rate=0.07, learning_rate_warmup_steps=400,
         batch_size=2048, max_length=256, train_steps=2000)

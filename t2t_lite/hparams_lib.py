@@ -14,18 +14,64 @@ problem has defaults and `t2t-decoder --decode_hparams` overrides them.
 """
 
 import dataclasses
+import decimal
 import json
-from typing import Any, Dict
+from typing import Any, Dict, Tuple
 
 from t2t_lite.errors import T2TError, did_you_mean
 
 # t2t's two layer-norm placements, written in its sequence codes:
-# "n" = layer norm, "d" = dropout, "a" = add the residual.
+# "n" = layer norm, "d" = dropout, "a" = add the residual; t2t spells the empty
+# sequence "none".
 _NORM_PLACEMENTS = {
-    ("", "dan"): "post",  # the paper: LayerNorm(x + Dropout(Sublayer(x)))
-    ("none", "dan"): "post",  # the same in tensor2tensor's spelling ("none": no step)
-    ("n", "da"): "pre",   # t2t's later default: x + Dropout(Sublayer(LayerNorm(x)))
+    ("", "dan"): "post",      # the paper: LayerNorm(x + Dropout(Sublayer(x)))
+    ("none", "dan"): "post",  # the same, as t2t writes it
+    ("n", "da"): "pre",       # t2t's later default: x + Dropout(Sublayer(LayerNorm(x)))
 }
+
+# The factors of tensor2tensor's `learning_rate_schedule` ("constant*linear_warmup*..."),
+# each at t2t's global step s (the number of updates already applied; see
+# `t2t_lite.train.schedule`), w = learning_rate_warmup_steps,
+# D = learning_rate_decay_steps, T = train_steps, d = hidden_size.
+LEARNING_RATE_FACTORS = {
+    "constant": "learning_rate_constant",
+    "linear_warmup": "min(1, s / w)",
+    "linear_decay": "min(1, max(0, (T - s) / D))",
+    "cosdecay": "1 while s <= w, then (1 + cos(pi s / D)) / 2",
+    "single_cycle_cos_decay": "(1 + cos(pi (max(s, w) - w) / (T - w))) / 2",
+    "multi_cycle_cos_decay": "(1 + cos(pi (max(s, w) - w) / D)) / 2",
+    "rsqrt_decay": "max(s, w)^-0.5",
+    "rsqrt_normalized_decay": "w^0.5 max(s, w)^-0.5",
+    "exp_decay": "learning_rate_decay_rate ^ max(0, (s - w) / D) (floored if staircase)",
+    "rsqrt_hidden_size": "d^-0.5",
+    "legacy": "learning_rate * 0.002 * learning_rate_decay_scheme's formula",
+}
+# The schemes of the "legacy" factor (0.002 is t2t's correction for Adam, the only
+# optimizer here).
+LEGACY_DECAY_SCHEMES = {
+    "noam": "5000 d^-0.5 min((s + 1) w^-1.5, (s + 1)^-0.5)",
+    "none": "0.01^((w - s) / w) while s < w, then 1",
+}
+
+
+def learning_rate_factors(schedule: str) -> Tuple[str, ...]:
+    """The factor names of a t2t `learning_rate_schedule` string, in order.
+
+    Like tensor2tensor, names are separated by "*" and blanks are ignored;
+    an empty string is the constant 1.
+
+    Raises:
+      T2TError: a name that is not one of `LEARNING_RATE_FACTORS`.
+    """
+    names = tuple(name.strip() for name in schedule.split("*") if name.strip())
+    for name in names:
+        if name not in LEARNING_RATE_FACTORS:
+            raise T2TError(
+                f"Unknown learning-rate factor {name!r} in learning_rate_schedule "
+                f"{schedule!r}.{did_you_mean(name, LEARNING_RATE_FACTORS)} Known factors: "
+                f"{', '.join(LEARNING_RATE_FACTORS)} (multiplied with '*', e.g. "
+                "'constant*linear_warmup*rsqrt_decay*rsqrt_hidden_size').")
+    return names
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,7 +79,8 @@ class HParams:
     """Hyperparameters of a Transformer and its training and decoding.
 
     Defaults are the paper's base model ("Attention Is All You Need", sections
-    3 and 5); registered sets change them with `replace`.
+    3 and 5), which is also tensor2tensor's `transformer_base_v1`; registered
+    sets change them with `replace`.
     """
 
     # --- Model shape (section 3) ---
@@ -59,15 +106,23 @@ class HParams:
     relu_dropout: float = 0.0          # after the feed-forward ReLU (not in the paper)
     label_smoothing: float = 0.1       # epsilon_ls
 
-    # --- Optimisation (section 5.3) ---
+    # --- Optimisation (section 5.3), with tensor2tensor's names and meanings ---
     optimizer_adam_beta1: float = 0.9
     optimizer_adam_beta2: float = 0.98
     optimizer_adam_epsilon: float = 1e-9
-    learning_rate: float = 1.0         # multiplier of the schedule (t2t's learning_rate_constant)
-    learning_rate_schedule: str = "noam"  # "noam": d^-0.5 * min(s^-0.5, s * w^-1.5); "constant"
-    learning_rate_warmup_steps: int = 4000
-    clip_grad_norm: float = 0.0        # 0: no clipping
-    train_steps: int = 100000
+    # The learning rate is the product of the "*"-separated factors of
+    # learning_rate_schedule (LEARNING_RATE_FACTORS) at t2t's global step.
+    learning_rate_schedule: str = "legacy"
+    learning_rate_constant: float = 1.0      # the "constant" factor
+    learning_rate_warmup_steps: int = 4000   # w
+    learning_rate_decay_steps: int = 5000    # D: linear_decay, cosdecay, *_cos_decay, exp_decay
+    learning_rate_decay_rate: float = 1.0    # exp_decay's base
+    learning_rate_decay_staircase: bool = False  # exp_decay in whole periods of D
+    learning_rate_decay_scheme: str = "noam"  # the "legacy" factor: "noam" or "none"
+    learning_rate: float = 0.1               # the "legacy" factor's multiplier: with "noam",
+                                             # 0.1 gives the paper's d^-0.5 min(...) exactly
+    clip_grad_norm: float = 0.0        # limit of the global norm of a step's gradient; 0: none
+    train_steps: int = 100000          # also T in linear_decay and single_cycle_cos_decay
 
     # --- Batching (section 5.1) ---
     batch_size: int = 4096             # tokens per replica per micro-batch, padding included
@@ -116,6 +171,7 @@ class HParams:
         if unknown:
             raise T2TError(f"Unknown hparams {unknown} in saved hparams "
                            f"(written by another version of t2t-lite?).")
+        values = _upgrade_learning_rate(values)
         # JSON writes 1.0 as 1: floats come back as ints. Types are checked by validate().
         return cls(**{key: float(value) if types[key] is float and type(value) is int else value
                       for key, value in values.items()})
@@ -149,6 +205,11 @@ class HParams:
         return self.attention_value_channels or self.hidden_size
 
     @property
+    def learning_rate_factors(self) -> Tuple[str, ...]:
+        """The factor names of `learning_rate_schedule`, in order."""
+        return learning_rate_factors(self.learning_rate_schedule)
+
+    @property
     def norm_placement(self) -> str:
         """"post" (the paper) or "pre" (t2t's later default)."""
         return _NORM_PLACEMENTS[(self.layer_preprocess_sequence, self.layer_postprocess_sequence)]
@@ -169,8 +230,9 @@ class HParams:
                 raise T2TError(f"hparam {name!r} must be positive, got {getattr(self, name)}.")
         non_negative = ["num_encoder_layers", "num_decoder_layers", "attention_key_channels",
                         "attention_value_channels", "learning_rate_warmup_steps",
+                        "learning_rate_decay_steps", "learning_rate_decay_rate",
                         "tokens_per_step", "clip_grad_norm", "learning_rate",
-                        "layer_norm_epsilon"]
+                        "learning_rate_constant", "layer_norm_epsilon"]
         for name in non_negative:
             if getattr(self, name) < 0:
                 raise T2TError(f"hparam {name!r} must be >= 0, got {getattr(self, name)}.")
@@ -187,18 +249,59 @@ class HParams:
                                f"{self.num_heads}.")
         if self.pos not in ("timing", "emb"):
             raise T2TError(f"hparam 'pos' must be 'timing' or 'emb', got {self.pos!r}.")
-        if self.learning_rate_schedule not in ("noam", "constant"):
-            raise T2TError("hparam 'learning_rate_schedule' must be 'noam' or 'constant', "
-                           f"got {self.learning_rate_schedule!r}.")
-        if self.learning_rate_schedule == "noam" and self.learning_rate_warmup_steps <= 0:
-            raise T2TError("the 'noam' schedule needs learning_rate_warmup_steps > 0.")
+        self._validate_learning_rate()
         placement = (self.layer_preprocess_sequence, self.layer_postprocess_sequence)
         if placement not in _NORM_PLACEMENTS:
             raise T2TError(
                 f"Unsupported layer_preprocess_sequence/layer_postprocess_sequence {placement}: "
-                "use ''/'dan' (post-norm, the paper) or 'n'/'da' (pre-norm).")
+                "use ''/'dan' or 'none'/'dan' (post-norm, the paper) or 'n'/'da' (pre-norm).")
         if not 0.0 < self.optimizer_adam_beta1 < 1.0 or not 0.0 < self.optimizer_adam_beta2 < 1.0:
             raise T2TError("Adam betas must be in (0, 1).")
+
+    def _validate_learning_rate(self) -> None:
+        """The schedule's names exist and no factor divides by zero or runs backwards."""
+        factors = set(learning_rate_factors(self.learning_rate_schedule))
+        if "legacy" in factors and self.learning_rate_decay_scheme not in LEGACY_DECAY_SCHEMES:
+            raise T2TError(
+                f"learning_rate_decay_scheme {self.learning_rate_decay_scheme!r} is not "
+                f"supported by the 'legacy' factor; use one of {', '.join(LEGACY_DECAY_SCHEMES)} "
+                "or a factor schedule such as 'constant*linear_warmup*rsqrt_decay'.")
+        warmup = factors & {"linear_warmup", "rsqrt_decay", "rsqrt_normalized_decay"}
+        if "legacy" in factors and self.learning_rate_decay_scheme == "noam":
+            warmup.add("legacy")
+        if warmup and self.learning_rate_warmup_steps <= 0:
+            raise T2TError(f"learning_rate_schedule factor(s) {', '.join(sorted(warmup))} need "
+                           "learning_rate_warmup_steps > 0.")
+        decay = factors & {"linear_decay", "cosdecay", "multi_cycle_cos_decay", "exp_decay"}
+        if decay and self.learning_rate_decay_steps <= 0:
+            raise T2TError(f"learning_rate_schedule factor(s) {', '.join(sorted(decay))} need "
+                           "learning_rate_decay_steps > 0.")
+        if ("single_cycle_cos_decay" in factors
+                and self.train_steps <= self.learning_rate_warmup_steps):
+            raise T2TError("single_cycle_cos_decay needs train_steps > learning_rate_warmup_steps.")
+
+
+def _upgrade_learning_rate(values: Dict[str, Any]) -> Dict[str, Any]:
+    """Saved hparams of t2t-lite before tensor2tensor's schedule names, in today's fields.
+
+    Those had `learning_rate_schedule` "noam" (`learning_rate` multiplied
+    d^-0.5 min(...), i.e. t2t's legacy noam with a tenth of it) or "constant"
+    (`learning_rate` was the rate) and no `learning_rate_constant`. The
+    result has the same learning rate at every step, so older model
+    directories still load and resume.
+    """
+    old = values.get("learning_rate_schedule")
+    if "learning_rate_constant" in values or old not in ("noam", "constant"):
+        return values
+    values = dict(values)
+    rate = values.pop("learning_rate", 1.0)
+    if old == "noam":
+        # Decimal keeps what was typed: 0.7 -> 0.07, not 0.06999999999999999.
+        values.update(learning_rate_schedule="legacy", learning_rate_decay_scheme="noam",
+                      learning_rate=float(decimal.Decimal(repr(float(rate))) / 10))
+    else:
+        values.update(learning_rate_constant=float(rate))
+    return values
 
 
 _TYPES = {"int": int, "float": float, "bool": bool, "str": str,

@@ -44,6 +44,23 @@ def test_hparams_are_immutable():
     ("hidden_size=0", "'hidden_size' must be positive, got 0"),
     ("pos=rotary", "'pos' must be 'timing' or 'emb'"),
     ("layer_preprocess_sequence=n", "Unsupported layer_preprocess_sequence"),
+    ("learning_rate_schedule=constant*linear_warmpu",
+     "Unknown learning-rate factor 'linear_warmpu' in learning_rate_schedule "
+     "'constant*linear_warmpu'. Did you mean 'linear_warmup' or 'linear_decay'? Known factors: "
+     "constant, "
+     "linear_warmup, linear_decay, cosdecay, single_cycle_cos_decay, multi_cycle_cos_decay, "
+     "rsqrt_decay, rsqrt_normalized_decay, exp_decay, rsqrt_hidden_size, legacy"),
+    ("learning_rate_schedule=noam", "Unknown learning-rate factor 'noam'"),
+    ("learning_rate_decay_scheme=piecewise", "learning_rate_decay_scheme 'piecewise' is not "
+     "supported by the 'legacy' factor; use one of noam, none"),
+    ("learning_rate_warmup_steps=0", "factor(s) legacy need learning_rate_warmup_steps > 0"),
+    ("learning_rate_schedule=constant*linear_warmup,learning_rate_warmup_steps=0",
+     "factor(s) linear_warmup need learning_rate_warmup_steps > 0"),
+    ("learning_rate_schedule=linear_decay,learning_rate_decay_steps=0",
+     "factor(s) linear_decay need learning_rate_decay_steps > 0"),
+    ("learning_rate_schedule=single_cycle_cos_decay,train_steps=4000",
+     "single_cycle_cos_decay needs train_steps > learning_rate_warmup_steps"),
+    ("learning_rate_constant=-1", "'learning_rate_constant' must be >= 0"),
 ])
 def test_bad_overrides_are_errors_naming_the_problem(overrides, message):
     with pytest.raises(T2TError) as err:
@@ -55,6 +72,33 @@ def test_pre_norm_is_an_hparam():
     hp = base().parse("layer_preprocess_sequence=n,layer_postprocess_sequence=da")
     assert hp.norm_placement == "pre"
     assert base().norm_placement == "post"
+    # tensor2tensor writes the empty sequence "none".
+    assert base().parse("layer_preprocess_sequence=none").norm_placement == "post"
+
+
+def test_schedule_without_warmup_factors_needs_no_warmup():
+    hp = base().parse("learning_rate_schedule=constant,learning_rate_warmup_steps=0")
+    assert hp.learning_rate_factors == ("constant",)
+    assert base().parse("learning_rate_decay_scheme=none,learning_rate_warmup_steps=0")
+
+
+@pytest.mark.parametrize("saved, expected", [
+    # Written before t2t's schedule names: "noam" multiplied d^-0.5 min(...) by learning_rate.
+    ({"learning_rate_schedule": "noam", "learning_rate": 0.7},
+     {"learning_rate_schedule": "legacy", "learning_rate_decay_scheme": "noam",
+      "learning_rate": 0.07}),
+    ({"learning_rate_schedule": "noam"},  # the old default multiplier 1.0
+     {"learning_rate_schedule": "legacy", "learning_rate": 0.1}),
+    ({"learning_rate_schedule": "constant", "learning_rate": 0.003},
+     {"learning_rate_schedule": "constant", "learning_rate_constant": 0.003}),
+])
+def test_hparams_saved_by_older_versions_keep_their_learning_rate(saved, expected):
+    new_fields = ("learning_rate_constant", "learning_rate_decay_scheme",
+                  "learning_rate_decay_steps", "learning_rate_decay_rate",
+                  "learning_rate_decay_staircase", "learning_rate", "learning_rate_schedule")
+    old = {k: v for k, v in HParams().to_dict().items() if k not in new_fields}
+    hp = HParams.from_dict({**old, **saved})
+    assert {k: getattr(hp, k) for k in expected} == expected
 
 
 def test_json_round_trip():

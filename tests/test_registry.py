@@ -6,7 +6,9 @@ from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
 
 PAPER_SETS = ["transformer_base", "transformer_big", "transformer_tiny", "transformer_small",
-              "transformer_parsing", "transformer_base_prenorm"]
+              "transformer_parsing"]
+T2T_SETS = ["transformer_base_v1", "transformer_base_v2", "transformer_base_v3",
+            "transformer_base_single_gpu", "transformer_big_single_gpu", "transformer_big_enfr"]
 TABLE3_SETS = ["transformer_table3_a_heads1", "transformer_table3_a_heads4",
                "transformer_table3_a_heads16", "transformer_table3_a_heads32",
                "transformer_table3_b_dk16", "transformer_table3_b_dk32",
@@ -20,7 +22,7 @@ TABLE3_SETS = ["transformer_table3_a_heads1", "transformer_table3_a_heads4",
 
 def test_every_set_is_listed_and_builds_valid_hparams():
     names = registry.list_hparams()
-    for name in PAPER_SETS + TABLE3_SETS:
+    for name in PAPER_SETS + T2T_SETS + TABLE3_SETS:
         assert name in names
         assert isinstance(registry.hparams(name), HParams)
 
@@ -93,3 +95,55 @@ def test_table3_rows_change_what_the_paper_says():
                 512, 2048, 8, 6, 0.1, 4000, 100000)
     parsing = registry.hparams("transformer_parsing")
     assert (parsing.num_hidden_layers, parsing.hidden_size) == (4, 1024)
+
+
+# tensor2tensor 1.15's values (models/transformer.py, layers/common_hparams.py), typed here.
+T2T_VALUES = {
+    "transformer_base_v1": dict(
+        hidden_size=512, filter_size=2048, num_heads=8, num_hidden_layers=6, batch_size=4096,
+        max_length=256, layer_preprocess_sequence="", layer_postprocess_sequence="dan",
+        layer_prepostprocess_dropout=0.1, attention_dropout=0.0, relu_dropout=0.0,
+        label_smoothing=0.1, optimizer_adam_beta1=0.9, optimizer_adam_beta2=0.98,
+        optimizer_adam_epsilon=1e-9, clip_grad_norm=0.0, initializer_gain=1.0,
+        learning_rate_schedule="legacy", learning_rate_decay_scheme="noam", learning_rate=0.1,
+        learning_rate_constant=1.0, learning_rate_warmup_steps=4000,
+        learning_rate_decay_steps=5000, shared_embedding_and_softmax_weights=True),
+    "transformer_base_v2": dict(
+        layer_preprocess_sequence="n", layer_postprocess_sequence="da",
+        layer_prepostprocess_dropout=0.1, attention_dropout=0.1, relu_dropout=0.1,
+        learning_rate_warmup_steps=8000, learning_rate=0.2, optimizer_adam_beta2=0.98),
+    "transformer_base_v3": dict(
+        layer_preprocess_sequence="n", layer_postprocess_sequence="da", attention_dropout=0.1,
+        relu_dropout=0.1, optimizer_adam_beta2=0.997, learning_rate_constant=2.0,
+        learning_rate_schedule="constant*linear_warmup*rsqrt_decay*rsqrt_hidden_size",
+        learning_rate_warmup_steps=8000, batch_size=4096, hidden_size=512),
+    "transformer_base_single_gpu": dict(
+        batch_size=1024, learning_rate_schedule="constant*linear_warmup*rsqrt_decay",
+        learning_rate_constant=0.1, learning_rate_warmup_steps=16000, hidden_size=512,
+        layer_preprocess_sequence="n", optimizer_adam_beta2=0.997),
+    "transformer_big_single_gpu": dict(
+        hidden_size=1024, filter_size=4096, num_heads=16, batch_size=2048,
+        layer_prepostprocess_dropout=0.1, learning_rate_warmup_steps=16000,
+        learning_rate_constant=2.0, layer_preprocess_sequence="n", attention_dropout=0.1,
+        learning_rate_schedule="constant*linear_warmup*rsqrt_decay*rsqrt_hidden_size"),
+    "transformer_big_enfr": dict(
+        hidden_size=1024, filter_size=8192, num_heads=16, batch_size=4096,
+        layer_prepostprocess_dropout=0.1, shared_embedding=False,
+        shared_embedding_and_softmax_weights=False, learning_rate_warmup_steps=8000,
+        learning_rate_constant=2.0, layer_preprocess_sequence="n", relu_dropout=0.1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(T2T_VALUES))
+def test_tensor2tensor_sets_have_tensor2tensors_values(name):
+    hp = registry.hparams(name)
+    assert {k: getattr(hp, k) for k in T2T_VALUES[name]} == T2T_VALUES[name]
+    # From t2t's trainer: a step is one batch per replica; --train_steps defaults to 250000.
+    assert (hp.tokens_per_step, hp.train_steps) == (0, 250000)
+
+
+def test_prenorm_name_is_tensor2tensors_v2_and_the_paper_names_stay_the_papers():
+    assert registry.hparams("transformer_base_prenorm") == registry.hparams("transformer_base_v2")
+    base, v1 = registry.hparams("transformer_base"), registry.hparams("transformer_base_v1")
+    assert base.replace(tokens_per_step=0, train_steps=250000) == v1
+    assert registry.hparams("transformer_big").norm_placement == "post"

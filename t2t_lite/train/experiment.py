@@ -49,7 +49,7 @@ def make_trainer(hparams: HParams, problem_name: str, data_dir: str, output_dir:
     set_random_seed(options.random_seed)  # before the weights are created
     with strategy.scope():
         model = t2t_lite.build_model(hparams, vocab_size)
-        optimizer = make_optimizer(hparams)
+        optimizer = make_optimizer(hparams, options.train_steps)
         if keras.config.dtype_policy().name == "mixed_float16":
             optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
 

@@ -1,7 +1,8 @@
 """The math of one training step, shared by the trainer and the benchmark.
 
 Per replica: the label-smoothed loss summed over real target tokens and its
-gradients; then one update with the gradient of the global mean loss.
+gradients; then one update with the gradient of the global mean loss,
+clipped as a whole (all replicas, all micro-batches) to `clip_grad_norm`.
 """
 
 from typing import Callable, Dict
@@ -28,16 +29,39 @@ def replica_gradients(model: keras.Model, optimizer, hp: HParams, batch):
     return loss_sum, tokens, tape.gradient(scaled, model.trainable_variables)
 
 
-def apply_global_mean(model: keras.Model, optimizer, grads, tokens) -> None:
+def apply_global_mean(model: keras.Model, optimizer, grads, tokens,
+                      clip_grad_norm: float = 0.0) -> None:
     """Applies summed-loss gradients as the gradient of the global mean loss.
 
-    Called in replica context: the token count is summed over replicas, and
-    Keras sums the gradients over replicas, so the update is the gradient of
-    (sum of losses of all replicas) / (all real target tokens).
+    Called in replica context with this replica's gradients of its summed
+    loss (all its micro-batches) and its real target tokens. The update is
+    the gradient of (sum of losses of all replicas) / (all real target
+    tokens), scaled down as a whole to a global norm of at most
+    `clip_grad_norm` (0: no clipping).
+
+    Keras' `apply_gradients` sums the gradients over replicas itself, and its
+    own clipping (`global_clipnorm`) would clip each replica's part before
+    that sum. So without clipping each replica hands Keras its part; with
+    clipping, the step's gradient is summed here, clipped, and each replica
+    hands Keras 1/n of it, which Keras' sum makes whole again (exact for 2
+    replicas, within rounding for more). That second all-reduce is paid only
+    when clipping on several replicas.
+
+    Args:
+      optimizer: any Keras optimizer (a `LossScaleOptimizer`'s gradients
+        are still scaled here, so the limit is scaled with them).
     """
     context = tf.distribute.get_replica_context()
     global_tokens = tf.maximum(context.all_reduce("sum", tokens), 1.0)
-    optimizer.apply_gradients(zip([g / global_tokens for g in grads], model.trainable_variables))
+    grads = [g / global_tokens for g in grads]
+    if clip_grad_norm:
+        grads = context.all_reduce("sum", grads)  # the step's gradient, on every replica
+        limit = clip_grad_norm
+        if isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
+            limit = limit * optimizer.dynamic_scale
+        grads, _ = tf.clip_by_global_norm(grads, limit)  # non-finite norm -> NaN, as Keras
+        grads = [g / context.num_replicas_in_sync for g in grads]
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
 
 
 def make_train_step(model: keras.Model, optimizer: keras.optimizers.Optimizer, hp: HParams,
@@ -55,7 +79,7 @@ def make_train_step(model: keras.Model, optimizer: keras.optimizers.Optimizer, h
     @tf.function
     def step(batch):
         loss_sum, tokens, grads = gradients(batch)
-        apply_global_mean(model, optimizer, grads, tokens)
+        apply_global_mean(model, optimizer, grads, tokens, hp.clip_grad_norm)
         return loss_sum / tf.maximum(tokens, 1.0)
 
     return step

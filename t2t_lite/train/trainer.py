@@ -165,7 +165,7 @@ class Trainer:
 
         def single(batch):
             loss_sum, tokens, grads = gradients(batch)
-            apply_global_mean(model, optimizer, grads, tokens)
+            apply_global_mean(model, optimizer, grads, tokens, hp.clip_grad_norm)
             return loss_sum, tokens
 
         def accumulate(batch):
@@ -176,8 +176,9 @@ class Trainer:
             return loss_sum, tokens
 
         def apply_accumulated():
+            # The accumulated gradient is applied (and clipped) once per step.
             apply_global_mean(model, optimizer, [a.read_value() for a in self.accumulators],
-                              self.accumulated_tokens.read_value())
+                              self.accumulated_tokens.read_value(), hp.clip_grad_norm)
             for acc in self.accumulators:
                 acc.assign(tf.zeros_like(acc))
             self.accumulated_tokens.assign(0.0)
@@ -250,8 +251,9 @@ class Trainer:
             if not math.isfinite(loss):
                 latest = self.manager.latest_checkpoint or "none yet"
                 raise T2TError(f"Loss became {loss} at step {step}; stopping without saving. "
-                               f"Last good checkpoint: {latest}. Try a lower learning_rate "
-                               "or clip_grad_norm.")
+                               f"Last good checkpoint: {latest}. Try a lower learning rate "
+                               "(learning_rate_constant or learning_rate, whichever "
+                               "learning_rate_schedule uses) or clip_grad_norm.")
             if (opts.log_every and step % opts.log_every == 0) or step == self.train_steps:
                 now = time.time()
                 rate = window_tokens / max(now - window_time, 1e-9)

@@ -94,7 +94,7 @@ def test_negative_training_options_are_one_line_errors():
 
 
 def test_nan_loss_stops_with_a_clear_error(data_dir, tmp_path):
-    hp = tiny_hparams("learning_rate_schedule=constant,learning_rate=1e25,"
+    hp = tiny_hparams("learning_rate_schedule=constant,learning_rate_constant=1e25,"
                       "optimizer_adam_epsilon=1e-30")
     with pytest.raises(T2TError, match=r"Loss became (nan|inf) at step \d+; stopping"):
         train(data_dir, tmp_path / "nan", 50, hp=hp)

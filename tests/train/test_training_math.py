@@ -5,7 +5,7 @@ import tensorflow as tf
 
 from t2t_lite import registry
 from t2t_lite.train.loss import smoothed_cross_entropy, token_statistics
-from t2t_lite.train.schedule import NoamSchedule, make_optimizer
+from t2t_lite.train.schedule import T2TSchedule, make_optimizer
 
 
 @pytest.mark.parametrize("step, expected", [
@@ -13,9 +13,9 @@ from t2t_lite.train.schedule import NoamSchedule, make_optimizer
     (4000, 512 ** -0.5 * 4000 ** -0.5),
     (100000, 512 ** -0.5 * 100000 ** -0.5),
 ])
-def test_noam_learning_rate_matches_the_paper(step, expected):
-    schedule = NoamSchedule(512, 4000)
-    # Keras passes the number of updates already applied: step s is iteration s - 1.
+def test_paper_learning_rate_of_transformer_base(step, expected):
+    schedule = T2TSchedule.from_hparams(registry.hparams("transformer_base"))
+    # Keras passes the number of updates already applied: the paper's step s is iteration s - 1.
     assert float(schedule(step - 1)) == pytest.approx(expected, rel=1e-6)
 
 
@@ -51,7 +51,8 @@ def test_training_step_fits_a_fixed_batch(jit_compile):
     import t2t_lite
     from t2t_lite.train.step import make_train_step
     hp = registry.hparams("transformer_tiny").parse(
-        "learning_rate_schedule=constant,learning_rate=0.003,layer_prepostprocess_dropout=0.0")
+        "learning_rate_schedule=constant,learning_rate_constant=0.003,"
+        "layer_prepostprocess_dropout=0.0")
     tf.keras.utils.set_random_seed(1)
     model = t2t_lite.build_model(hp, vocab_size=30)
     step = make_train_step(model, make_optimizer(hp), hp, jit_compile=jit_compile)
