@@ -27,7 +27,7 @@ from typing import Callable, Dict, Optional
 import keras
 import tensorflow as tf
 
-from t2t_lite import checkpoints, model_dir
+from t2t_lite import model_dir
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
 from t2t_lite.train.keras_internals import dropout_seed_states
@@ -123,24 +123,23 @@ class Trainer:
                 self.accumulated_tokens = tf.Variable(
                     0.0, trainable=False, synchronization=tf.VariableSynchronization.ON_READ,
                     aggregation=tf.VariableAggregation.SUM)
-        seed = options.random_seed
-        if self.strategy.num_replicas_in_sync > 1:
-            # Multi-replica iterators cannot be checkpointed (see below): reseed by
-            # the step of the latest checkpoint instead.
-            seed += checkpoints.latest_step(output_dir)
-        self.dataset = self.strategy.distribute_datasets_from_function(
-            lambda input_context: dataset_fn(input_context, seed))
+        self._dataset_fn = dataset_fn
+        # Input batches read so far (iterator calls; an optimizer step reads
+        # `accumulate`); checkpointed where the iterator itself cannot be.
+        self.batches_read = tf.Variable(0, dtype=tf.int64, trainable=False, name="batches_read")
+        self.dataset = self._distributed_dataset(0)
         self.iterator = iter(self.dataset)
         state = dict(model=self.model, optimizer=self.optimizer,
                      dropout_seeds=dropout_seed_states(self.model))
         # A single-device iterator is a checkpointable tf.data.Iterator (shuffle
         # buffer included), so a resumed run continues with the same batches.
-        # tf.distribute's multi-replica iterators are not: they restart the
-        # pipeline, reseeded by the step so a resumed run does not repeat the
-        # first batches.
+        # tf.distribute's multi-replica iterators are not: a resumed run rebuilds
+        # the same seeded pipeline and skips the batches already read instead.
         self.exact_data_resume = isinstance(self.iterator, tf.data.Iterator)
         if self.exact_data_resume:
             state["data"] = self.iterator
+        else:
+            state["batches_read"] = self.batches_read
         self.checkpoint = tf.train.Checkpoint(**state)
         # Saving is collective: every worker writes, the chief into the model
         # directory, the others into a scratch directory removed after each save
@@ -214,12 +213,31 @@ class Trainer:
         if not self.chief:
             shutil.rmtree(self.manager.directory, ignore_errors=True)
 
+    def _distributed_dataset(self, skip: int):
+        """The distributed training batches, after the first `skip` iterator calls.
+
+        Each input pipeline (one per worker) feeds its replicas in turn, so one
+        iterator call takes num_replicas / num_pipelines of its batches. The
+        pipeline is deterministic for a seed, so skipping lands exactly where
+        an uninterrupted run would be.
+        """
+        seed = self.options.random_seed
+
+        def per_pipeline(input_context):
+            replicas = input_context.num_replicas_in_sync // input_context.num_input_pipelines
+            return self._dataset_fn(input_context, seed).skip(skip * replicas)
+
+        return self.strategy.distribute_datasets_from_function(per_pipeline)
+
     def _restore(self) -> Optional[str]:
         """Restores the latest checkpoint of the model directory (the chief's, on
         every worker); returns its path, or None for a new run."""
         latest = tf.train.latest_checkpoint(self.output_dir)
         if latest:
             self.checkpoint.restore(latest)
+            if not self.exact_data_resume and int(self.batches_read.numpy()):
+                self.dataset = self._distributed_dataset(int(self.batches_read.numpy()))
+                self.iterator = iter(self.dataset)
         return latest
 
     def train(self) -> TrainResult:
@@ -246,6 +264,7 @@ class Trainer:
         loss, metrics, best, bad_evals = float("nan"), {}, None, 0
         while self.step < self.train_steps:
             loss_t, tokens_t = self._train_step(self.iterator)
+            self.batches_read.assign_add(self.accumulate)
             loss, step = float(loss_t), self.step
             window_tokens += float(tokens_t)
             if not math.isfinite(loss):

@@ -2,8 +2,9 @@
 
 t2t-datagen once, `t2t-make-tf-configs`, then the same `t2t-trainer` command on
 each worker with its TF_CONFIG; then again with more steps (a resume). Both
-workers must exit 0, print the same losses, and leave one model directory
-(no scratch directories of the other worker).
+workers must exit 0, print the same losses, continue with the losses of an
+uninterrupted run, and leave one model directory (no scratch directories of
+the other worker).
 """
 
 import os
@@ -52,6 +53,9 @@ def test_readme_multi_worker_commands(tmp_path, capsys):
     assert [s for s, _ in first[0]] == ["1", "2", "3"] and first[0] == first[1]
     resumed = run_workers(configs, data_dir, output_dir, 5)  # both restore the chief's step 3
     assert [s for s, _ in resumed[0]] == ["4", "5"] and resumed[0] == resumed[1]
+    # The resumed run continues from the same data position as an uninterrupted one.
+    uninterrupted = run_workers(configs, data_dir, str(tmp_path / "uninterrupted"), 5)
+    assert uninterrupted[0][3:] == resumed[0]
     names = sorted(os.listdir(output_dir))
     assert not [n for n in names if n.startswith("tmp_worker")], names
     assert "ckpt-5.index" in names and "ckpt-3.index" in names
