@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from t2t_lite.decode.search import SearchParams
 from t2t_lite.decode.translator import Translator
-from t2t_lite.errors import T2TError
+from t2t_lite.errors import T2TError, did_you_mean
 from t2t_lite.hparams_lib import parse_overrides
 
 
@@ -46,18 +46,16 @@ def parse_decode_hparams(search_defaults: SearchParams, overrides: str,
       T2TError: a malformed item, an unknown key (naming the known ones) or a bad value.
     """
     option_keys = {f.name for f in dataclasses.fields(DecodeOptions)}
+    known = option_keys | {f.name for f in dataclasses.fields(SearchParams)}
     search_items, option_items = [], []
     for item in (item for item in (overrides or "").split(",") if item.strip()):
         key = item.partition("=")[0].strip()
+        if key and key not in known:  # named against both sets, not only the search's
+            raise T2TError(f"Unknown decode hparam {key!r}.{did_you_mean(key, known)} "
+                           f"Known: {', '.join(sorted(known))}.")
         (option_items if key in option_keys else search_items).append(item)
-    try:
-        search = search_defaults.parse(",".join(search_items))
-    except T2TError as e:
-        if "Unknown" not in str(e):
-            raise
-        known = sorted(option_keys | {f.name for f in dataclasses.fields(SearchParams)})
-        raise T2TError(f"{e} Known decode hparams: {', '.join(known)}.") from None
-    return search, parse_overrides(options, ",".join(option_items), "decode hparam")
+    return (search_defaults.parse(",".join(search_items)),
+            parse_overrides(options, ",".join(option_items), "decode hparam"))
 
 
 def format_hypotheses(hypotheses: Sequence[str], scores: Sequence[float],

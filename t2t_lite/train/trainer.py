@@ -195,6 +195,7 @@ class Trainer:
                     total_loss += strategy.reduce("sum", per_replica[0], axis=None)
                     total_tokens += strategy.reduce("sum", per_replica[1], axis=None)
                 strategy.run(apply_accumulated)
+            self.batches_read.assign_add(self.accumulate)  # in the graph, not per step in Python
             return total_loss / tf.maximum(total_tokens, 1.0), total_tokens
 
         return train_step
@@ -264,7 +265,6 @@ class Trainer:
         loss, metrics, best, bad_evals = float("nan"), {}, None, 0
         while self.step < self.train_steps:
             loss_t, tokens_t = self._train_step(self.iterator)
-            self.batches_read.assign_add(self.accumulate)
             loss, step = float(loss_t), self.step
             window_tokens += float(tokens_t)
             if not math.isfinite(loss):
