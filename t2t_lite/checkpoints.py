@@ -33,12 +33,6 @@ def checkpoint_step(path: str) -> int:
         raise T2TError(f"{path} is not a checkpoint prefix like .../ckpt-1000.") from None
 
 
-def latest_step(model_dir: str) -> int:
-    """The step of the newest checkpoint of `model_dir`; 0 when it has none."""
-    latest = tf.train.latest_checkpoint(model_dir)
-    return checkpoint_step(latest) if latest else 0
-
-
 def select_checkpoints(model_dir: str, checkpoint_path: str = "", average: int = 1) -> List[str]:
     """The prefixes to restore: `checkpoint_path` (default: the latest) and, with
     `average` > 1, the checkpoints before it, `average` in all (fewer if there

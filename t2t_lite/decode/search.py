@@ -133,11 +133,6 @@ class Search(tf.Module):
         self.compiled = tf.function(self.search, jit_compile=jit_compile,
                                     input_signature=[tf.TensorSpec([None, None], tf.int32)])
 
-    @property
-    def model(self):
-        """The first (or only) model."""
-        return self.models[0]
-
     def _logits_fn(self, inputs: tf.Tensor, buffer_length):
         """(the models' logits callback, its initial cache) for inputs [B, S]."""
         step_fns, caches = [], []
