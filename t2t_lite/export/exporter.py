@@ -44,7 +44,6 @@ import dataclasses
 import json
 import os
 import shutil
-import tempfile
 import time
 from typing import Optional, Union
 
@@ -55,10 +54,10 @@ from t2t_lite import model_dir as model_dir_lib
 from t2t_lite.data.layout import EOS_ID
 from t2t_lite.decode.search import Search, SearchParams, search_for_problem
 from t2t_lite.errors import T2TError
+from t2t_lite.export import versions
 
 # Python's str.isspace() set in RE2 syntax: \t..\r, \x1c..\x1f, \x85 and Unicode separators.
 _BLANK_PATTERN = r"[\t-\r\x{1c}-\x{1f}\x{85}\p{Z}]*"
-_TMP_PREFIX = ".tmp-export-"  # TF Serving only looks at directories named by an integer
 
 
 class TranslationModule(tf.Module):
@@ -115,23 +114,6 @@ class TranslationModule(tf.Module):
         return dict(self._signatures)
 
 
-def next_version(export_dir: str) -> int:
-    """1 + the largest integer-named subdirectory of `export_dir` (1 if none)."""
-    versions = [int(name) for name in os.listdir(export_dir)
-                if name.isascii() and name.isdigit()
-                and os.path.isdir(os.path.join(export_dir, name))]
-    return max(versions, default=0) + 1
-
-
-def _prepare_export_dir(export_dir: str) -> None:
-    try:
-        os.makedirs(export_dir, exist_ok=True)
-    except OSError as e:
-        raise T2TError(f"Cannot create export directory {export_dir!r}: {e.strerror}.") from None
-    if not os.access(export_dir, os.W_OK | os.X_OK):
-        raise T2TError(f"Export directory {export_dir!r} is not writable.")
-
-
 def _resolve_params(problem, decode_params: Union[SearchParams, str, None]) -> SearchParams:
     """A `SearchParams` as given, or the problem's defaults with "a=1,b=2" overrides."""
     if isinstance(decode_params, SearchParams):
@@ -178,28 +160,16 @@ def export(model_dir: str, export_dir: str,
     params = _resolve_params(problem, decode_params)
     model, vocab, _, _ = model_dir_lib.load_model(model_dir, checkpoint_path, checkpoint_average)
     used = checkpoints.select_checkpoints(model_dir, checkpoint_path or "", checkpoint_average)
-    _prepare_export_dir(export_dir)
+    versions.prepare_export_dir(export_dir)  # before the slow part
     vocab_file = model_dir_lib.vocab_path(model_dir)
     module = TranslationModule(search_for_problem(model, problem, vocab, params), vocab,
                                vocab_file)
     info = {"model_dir": os.path.abspath(model_dir), "checkpoints": used,
             "decode_params": dataclasses.asdict(params),
             "tensorflow": tf.__version__, "exported_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    tmp = tempfile.mkdtemp(prefix=_TMP_PREFIX, dir=export_dir)
-    try:
+
+    def write(tmp: str) -> None:
         tf.saved_model.save(module, tmp, signatures=module.signatures())
         _write_provenance(model_dir, tmp, info)
-        os.chmod(tmp, 0o755)  # mkdtemp makes it private to the user
-        while True:
-            path = os.path.join(export_dir, str(next_version(export_dir)))
-            try:
-                os.rename(tmp, path)  # atomic; fails if another export took the number
-                return path
-            except OSError:
-                if not os.path.exists(path):
-                    raise
-    except OSError as e:
-        raise T2TError(f"Cannot write the export to {export_dir!r}: {e.strerror or e}.") from None
-    finally:
-        if os.path.exists(tmp):
-            shutil.rmtree(tmp, ignore_errors=True)
+
+    return versions.write_version(export_dir, write)

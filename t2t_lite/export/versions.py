@@ -1,0 +1,69 @@
+"""Numbered export versions written atomically (TF Serving's directory layout).
+
+TF Serving (and CTranslate2 users following the same convention) look only at
+subdirectories of the export base named by an integer. A version is written in
+full into a hidden temporary directory inside the base and renamed to its number
+when complete: a reader polling the base never sees a half-written version, and
+a writer killed midway leaves only a hidden `.tmp-export-*` directory, which
+no server loads.
+"""
+
+import os
+import shutil
+import tempfile
+from typing import Callable
+
+from t2t_lite.errors import T2TError
+
+TMP_PREFIX = ".tmp-export-"  # not an integer: never a version
+
+
+def next_version(export_dir: str) -> int:
+    """1 + the largest integer-named subdirectory of `export_dir` (1 if none)."""
+    versions = [int(name) for name in os.listdir(export_dir)
+                if name.isascii() and name.isdigit()
+                and os.path.isdir(os.path.join(export_dir, name))]
+    return max(versions, default=0) + 1
+
+
+def prepare_export_dir(export_dir: str) -> None:
+    """Creates `export_dir` if missing; refuses an unwritable one in one line."""
+    try:
+        os.makedirs(export_dir, exist_ok=True)
+    except OSError as e:
+        raise T2TError(f"Cannot create export directory {export_dir!r}: {e.strerror}.") from None
+    if not os.access(export_dir, os.W_OK | os.X_OK):
+        raise T2TError(f"Export directory {export_dir!r} is not writable.")
+
+
+def write_version(export_dir: str, write: Callable[[str], None]) -> str:
+    """Calls `write(tmp_dir)` to fill a new version, then renames it to the next number.
+
+    Args:
+      export_dir: the base directory of versions (created if missing).
+      write: fills the (existing, empty) directory it is given.
+
+    Returns:
+      The path of the new version, e.g. `export_dir/3`.
+
+    Raises:
+      T2TError: the base cannot be created or written.
+    """
+    prepare_export_dir(export_dir)
+    tmp = tempfile.mkdtemp(prefix=TMP_PREFIX, dir=export_dir)
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o755)  # mkdtemp makes it private to the user
+        while True:
+            path = os.path.join(export_dir, str(next_version(export_dir)))
+            try:
+                os.rename(tmp, path)  # atomic; fails if another export took the number
+                return path
+            except OSError:
+                if not os.path.exists(path):
+                    raise
+    except OSError as e:
+        raise T2TError(f"Cannot write the export to {export_dir!r}: {e.strerror or e}.") from None
+    finally:
+        if os.path.exists(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
