@@ -51,8 +51,13 @@ setup(
     },
     install_requires=INSTALL_REQUIRES,
     extras_require={
-        "test": ["pytest==9.2.0", "matplotlib==3.11.2"],  # matplotlib: attention pictures
-        # Side-by-side decoding benchmark (bench/decode_speed.py); never needed by CI.
+        # matplotlib: attention pictures; ctranslate2: the converted model is checked
+        # against t2t-decoder in CI.
+        "test": ["pytest==9.2.0", "matplotlib==3.11.2", "ctranslate2==4.8.5"],
+        # t2t-exporter --format=ctranslate2 (the exported model then needs only
+        # ctranslate2 and sentencepiece).
+        "ctranslate2": ["ctranslate2==4.8.5"],
+        # Side-by-side decoding benchmark (bench/decode_speed.py).
         "bench": ["ctranslate2==4.8.5"],
         # Training curves as a PNG (recipes/plot_curves.py).
         "plot": ["matplotlib==3.11.2"],

@@ -4,10 +4,10 @@
         [--batch_sizes 32,64] [--beam_sizes 4,1] [--source_length 25]
         [--output_length 30] [--ct2_compute_types float32,int8] [--repeats 3]
 
-For each hparams set it builds a t2t-lite Transformer with random weights and
-a CTranslate2 model of the same shape (layers, d_model, d_ff, heads, post- or
-pre-norm, shared vocabulary of `--vocab_size`) built with CTranslate2's specs
-API, also with random weights. Every batch holds `batch` random sources of
+For each hparams set it builds a t2t-lite Transformer with random weights
+(shared vocabulary of `--vocab_size`) and converts that same model to
+CTranslate2 with t2t-exporter's converter (`ctranslate2_spec.transformer_spec`,
+float32 weights; CTranslate2 quantizes at load time for its int8 rows). Every batch holds `batch` random sources of
 `source_length` tokens (EOS included) and every hypothesis is forced to
 exactly `output_length` tokens: EOS is forbidden before then (t2t-lite's
 `min_length`, CTranslate2's `min_decoding_length`) and the maximum length is
@@ -19,7 +19,7 @@ function t2t-decoder uses, with the search's `jit_compile` setting); CTranslate2
 runs `translate_batch` on the same number of threads. Printed per row: target
 tokens/s (batch x output_length per call, best of `--repeats`), sentences/s
 and the ratio t2t-lite / CTranslate2 for each CTranslate2 compute type.
-CTranslate2 is optional (`pip install -e .[bench]`): without it only t2t-lite
+CTranslate2 is optional (`pip install -e '.[bench]'`): without it only t2t-lite
 is timed.
 """
 
@@ -85,63 +85,13 @@ def t2t_lite_seconds(model, sources: np.ndarray, beam: int, output_length: int,
 
 # -- CTranslate2 ----------------------------------------------------------------
 
-def ct2_weight_shape(name: str, d: int, f: int, vocab: int):
-    """The shape of a CTranslate2 Transformer weight from its scope name.
+def build_ct2_model(model, vocab_size: int, directory: str) -> str:
+    """Converts `model` (the t2t-lite model being timed, random weights) with
+    t2t-exporter's converter into a float32 CTranslate2 model; returns its directory."""
+    from t2t_lite.export.ctranslate2_spec import transformer_spec
 
-    Linear weights are [out, in]. Self-attention fuses Q, K, V (linear_0) and
-    has an output projection (linear_1); cross-attention has Q (linear_0), fused
-    K, V (linear_1) and the output projection (linear_2).
-    """
-    parts = name.split("/")
-    leaf, owner = parts[-1], parts[-2]
-    if leaf in ("gamma", "beta"):
-        return (d,)
-    if "embeddings" in owner or owner == "projection":
-        return (vocab,) if leaf == "bias" else (vocab, d)
-    if owner == "linear_0" and parts[-3] == "ffn":
-        return (f,) if leaf == "bias" else (f, d)
-    if owner == "linear_1" and parts[-3] == "ffn":
-        return (d,) if leaf == "bias" else (d, f)
-    if parts[-3] == "self_attention":
-        out = 3 * d if owner == "linear_0" else d
-    elif parts[-3] == "attention":
-        out = 2 * d if owner == "linear_1" else d
-    else:
-        raise ValueError(f"unexpected CTranslate2 weight {name}")
-    return (out,) if leaf == "bias" else (out, d)
-
-
-def build_ct2_model(hp, vocab_size: int, directory: str) -> str:
-    """Writes a CTranslate2 model of `hp`'s shape with random weights; returns its directory."""
-    from ctranslate2 import specs
-    from ctranslate2.specs import model_spec
-
-    spec = specs.TransformerSpec.from_config(
-        (hp.encoder_layers, hp.decoder_layers), hp.num_heads,
-        pre_norm=hp.norm_placement == "pre")
-    rng = np.random.default_rng(0)
-    d, f = hp.hidden_size, hp.filter_size
-
-    def fill(layer, name, value):
-        if value is None:
-            leaf = name.split("/")[-1]
-            shape = ct2_weight_shape(name, d, f, vocab_size)
-            array = (np.ones(shape, np.float32) if leaf == "gamma" else
-                     np.zeros(shape, np.float32) if leaf in ("beta", "bias") else
-                     rng.normal(0, d ** -0.5, size=shape).astype(np.float32))
-            setattr(layer, leaf, array)
-        elif name.endswith("ffn/linear_0/bias") or name.endswith("ffn/linear_1/bias"):
-            # t2t-lite's feed-forward layers have biases; attention has none in both.
-            setattr(layer, name.split("/")[-1],
-                    np.zeros(ct2_weight_shape(name, d, f, vocab_size), np.float32))
-
-    model_spec.visit_spec(spec, fill)
-    tokens = ["<blank>", "</s>", "<unk>"] + [f"w{i}" for i in range(3, vocab_size)]
-    spec.register_source_vocabulary(tokens)
-    spec.register_target_vocabulary(tokens)
-    spec.config.decoder_start_token = "<blank>"  # t2t's start symbol is PAD (id 0)
-    spec.config.bos_token, spec.config.eos_token = "<blank>", "</s>"
-    spec.validate()
+    pieces = ["<pad>", "</s>", "<unk>"] + [f"w{i}" for i in range(3, vocab_size)]
+    spec = transformer_spec(model, pieces)
     spec.optimize(quantization="float32")
     spec.save(directory)
     return directory
@@ -149,7 +99,7 @@ def build_ct2_model(hp, vocab_size: int, directory: str) -> str:
 
 def ct2_seconds(translator, sources: np.ndarray, beam: int, output_length: int,
                 repeats: int) -> float:
-    batch = [[f"w{i}" for i in row[:-1]] for row in sources]  # CTranslate2 appends </s>
+    batch = [[f"w{i}" for i in row[:-1]] for row in sources]  # the model appends </s>
 
     def call():
         results = translator.translate_batch(
@@ -204,7 +154,7 @@ def main() -> None:
         ct2 = {}
         if compute_types:
             import ctranslate2
-            ct2_dir = build_ct2_model(hp, args.vocab_size, tempfile.mkdtemp(prefix="ct2-bench-"))
+            ct2_dir = build_ct2_model(model, args.vocab_size, tempfile.mkdtemp(prefix="ct2-bench-"))
             ct2 = {c: ctranslate2.Translator(ct2_dir, device="cpu", compute_type=c,
                                              intra_threads=args.threads, inter_threads=1)
                    for c in compute_types}

@@ -41,9 +41,7 @@ checkpoints, versions).
 """
 
 import dataclasses
-import json
 import os
-import shutil
 import time
 from typing import Optional, Union
 
@@ -121,13 +119,35 @@ def _resolve_params(problem, decode_params: Union[SearchParams, str, None]) -> S
     return SearchParams.for_problem(problem).parse(decode_params or "")
 
 
-def _write_provenance(model_dir: str, path: str, info: dict) -> None:
-    extra = os.path.join(path, "assets.extra")
-    os.makedirs(extra, exist_ok=True)
-    for name in (model_dir_lib.HPARAMS_FILE, model_dir_lib.PROBLEM_FILE):
-        shutil.copyfile(os.path.join(model_dir, name), os.path.join(extra, name))
-    with open(os.path.join(extra, "export.json"), "w", encoding="utf-8") as f:
-        json.dump(info, f, indent=2)
+@dataclasses.dataclass
+class ExportSource:
+    """What an export is made of: the loaded model and where it came from."""
+
+    problem: object        # the registered `Problem`
+    params: SearchParams   # the search parameters (fixed in a SavedModel)
+    model: object          # the Keras model, weights restored or averaged
+    vocab: object          # its `SubwordVocab`
+    info: dict             # provenance for export.json
+
+
+def load_source(model_dir: str, decode_params: Union[SearchParams, str, None] = None,
+                checkpoint_path: Optional[str] = None,
+                checkpoint_average: int = 1) -> ExportSource:
+    """Loads `model_dir`'s model (the chosen or averaged checkpoints) for an export.
+
+    Raises:
+      T2TError: missing model directory or checkpoint, bad decode hparams.
+    """
+    if not os.path.isdir(model_dir):
+        raise T2TError(f"Model directory {model_dir!r} does not exist.")
+    problem = model_dir_lib.problem_of(model_dir)
+    params = _resolve_params(problem, decode_params)
+    model, vocab, _, _ = model_dir_lib.load_model(model_dir, checkpoint_path, checkpoint_average)
+    used = checkpoints.select_checkpoints(model_dir, checkpoint_path or "", checkpoint_average)
+    info = {"model_dir": os.path.abspath(model_dir), "checkpoints": used,
+            "decode_params": dataclasses.asdict(params),
+            "exported_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    return ExportSource(problem, params, model, vocab, info)
 
 
 def export(model_dir: str, export_dir: str,
@@ -154,22 +174,15 @@ def export(model_dir: str, export_dir: str,
       T2TError: missing model directory or checkpoint, unwritable export directory,
         bad decode hparams.
     """
-    if not os.path.isdir(model_dir):
-        raise T2TError(f"Model directory {model_dir!r} does not exist.")
-    problem = model_dir_lib.problem_of(model_dir)
-    params = _resolve_params(problem, decode_params)
-    model, vocab, _, _ = model_dir_lib.load_model(model_dir, checkpoint_path, checkpoint_average)
-    used = checkpoints.select_checkpoints(model_dir, checkpoint_path or "", checkpoint_average)
+    source = load_source(model_dir, decode_params, checkpoint_path, checkpoint_average)
     versions.prepare_export_dir(export_dir)  # before the slow part
-    vocab_file = model_dir_lib.vocab_path(model_dir)
-    module = TranslationModule(search_for_problem(model, problem, vocab, params), vocab,
-                               vocab_file)
-    info = {"model_dir": os.path.abspath(model_dir), "checkpoints": used,
-            "decode_params": dataclasses.asdict(params),
-            "tensorflow": tf.__version__, "exported_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    module = TranslationModule(
+        search_for_problem(source.model, source.problem, source.vocab, source.params),
+        source.vocab, model_dir_lib.vocab_path(model_dir))
+    info = dict(source.info, tensorflow=tf.__version__)
 
     def write(tmp: str) -> None:
         tf.saved_model.save(module, tmp, signatures=module.signatures())
-        _write_provenance(model_dir, tmp, info)
+        versions.write_provenance(model_dir, tmp, info)
 
     return versions.write_version(export_dir, write)

@@ -8,11 +8,13 @@ a writer killed midway leaves only a hidden `.tmp-export-*` directory, which
 no server loads.
 """
 
+import json
 import os
 import shutil
 import tempfile
 from typing import Callable
 
+from t2t_lite import model_dir as model_dir_lib
 from t2t_lite.errors import T2TError
 
 TMP_PREFIX = ".tmp-export-"  # not an integer: never a version
@@ -67,3 +69,14 @@ def write_version(export_dir: str, write: Callable[[str], None]) -> str:
     finally:
         if os.path.exists(tmp):
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def write_provenance(model_dir: str, path: str, info: dict, subdir: str = "assets.extra") -> None:
+    """Copies `model_dir`'s hparams.json and problem.json, and writes `info` as
+    export.json, into `path/subdir` (TF Serving's place for files it ignores)."""
+    extra = os.path.join(path, subdir)
+    os.makedirs(extra, exist_ok=True)
+    for name in (model_dir_lib.HPARAMS_FILE, model_dir_lib.PROBLEM_FILE):
+        shutil.copyfile(os.path.join(model_dir, name), os.path.join(extra, name))
+    with open(os.path.join(extra, "export.json"), "w", encoding="utf-8") as f:
+        json.dump(info, f, indent=2)

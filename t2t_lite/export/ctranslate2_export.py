@@ -1,0 +1,145 @@
+"""Exporting a model directory as a CTranslate2 model (t2t-exporter --format=ctranslate2).
+
+    path = export_ctranslate2("runs/ende", "exports/ende-ct2", quantization="int8")
+    # -> "exports/ende-ct2/1": config.json, model.bin, shared_vocabulary.json,
+    #    sentencepiece.model, t2t_lite/{hparams,problem,export}.json
+
+A user then needs only `ctranslate2` and `sentencepiece`:
+
+    sp = sentencepiece.SentencePieceProcessor(model_file=f"{path}/sentencepiece.model")
+    translator = ctranslate2.Translator(path)
+    results = translator.translate_batch(sp.encode(lines, out_type=str), **options)
+    outputs = [sp.decode(r.hypotheses[0]) for r in results]
+
+with `options` = `translate_options(search_params, hparams)`, also written to
+t2t_lite/export.json as "translate_batch". The mapping of t2t-decoder's
+--decode_hparams (`SearchParams`) to `translate_batch` arguments:
+
+  beam_size                 -> beam_size
+  alpha, length_penalty=... -> length_penalty=alpha: CTranslate2 divides by
+                               length ** alpha, length counting EOS, which is
+                               t2t-lite's "fairseq" penalty. tensor2tensor's
+                               "gnmt" ((5 + length) / 6) ** alpha has no
+                               equivalent: alpha is passed as is (the nearest
+                               form) and export.json says so.
+  min_length                -> min_decoding_length (CTranslate2's default is 1)
+  max_input_length          -> max_input_length (both keep the first N - 1
+                               pieces and EOS)
+  extra_length              -> no equivalent: CTranslate2's maximum output
+                               length is one number per call, not input length
+                               + extra_length; max_decoding_length is set to the
+                               model's max_length.
+  sampling_temperature>0    -> sampling_temperature, sampling_topk=top_k (0: all),
+                               beam_size=1
+
+Differences of the search itself (not of the model: teacher-forced log
+probabilities agree to ~1e-6, tests/export/test_ctranslate2.py): CTranslate2
+collects the first beam_size finished hypotheses and stops (t2t-lite stops
+when no alive hypothesis can beat the finished ones), registers EOS only among
+the beam_size best candidates of a step (t2t-lite: among 2 x beam_size), and
+counts a hypothesis cut off at the maximum length as finished. Blank lines:
+t2t-lite returns "" without decoding; CTranslate2 translates the lone EOS.
+"""
+
+import os
+import shutil
+from typing import Optional, Union
+
+from t2t_lite import model_dir as model_dir_lib
+from t2t_lite.decode.search import SearchParams
+from t2t_lite.errors import T2TError
+from t2t_lite.export import versions
+from t2t_lite.export.ctranslate2_client import PROVENANCE_DIR, SENTENCEPIECE_FILE
+from t2t_lite.export.ctranslate2_spec import (DEFAULT_MAX_POSITIONS, check_convertible,
+                                              transformer_spec)
+from t2t_lite.export.exporter import load_source
+
+QUANTIZATIONS = ("float32", "int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16",
+                 "float16", "bfloat16")
+INSTALL_HINT = "pip install -e '.[ctranslate2]'"
+
+
+def require_ctranslate2():
+    """The `ctranslate2` module, or a one-line `T2TError` saying what to install."""
+    try:
+        import ctranslate2
+    except ImportError:
+        raise T2TError("--format=ctranslate2 needs the ctranslate2 package, an optional extra: "
+                       f"{INSTALL_HINT}") from None
+    return ctranslate2
+
+
+def translate_options(params: SearchParams, hparams) -> dict:
+    """`ctranslate2.Translator.translate_batch` arguments for t2t-decoder's `params`
+    (see the module docstring for what maps to what)."""
+    options = {"beam_size": params.beam_size, "length_penalty": float(params.alpha),
+               "min_decoding_length": params.min_length,
+               "max_input_length": params.max_input_length or hparams.max_length,
+               "max_decoding_length": hparams.max_length}
+    if params.sampling_temperature > 0:
+        options.update(beam_size=1, sampling_temperature=float(params.sampling_temperature),
+                       sampling_topk=params.top_k)
+    return options
+
+
+def _check_problem(problem, params: SearchParams, vocab) -> None:
+    if params.tree_constraint and problem.search_constraint(vocab) is not None:
+        raise T2TError(f"{problem.name} constrains its search (see its search_constraint), "
+                       "which CTranslate2 cannot run; export a SavedModel instead, or pass "
+                       "--decode_hparams=tree_constraint=false to convert the bare model.")
+
+
+def export_ctranslate2(model_dir: str, export_dir: str,
+                       decode_params: Union[SearchParams, str, None] = None,
+                       checkpoint_path: Optional[str] = None, checkpoint_average: int = 1,
+                       quantization: str = "float32") -> str:
+    """Writes a CTranslate2 model of `model_dir` to `export_dir/<next version>/`.
+
+    The version is written into a hidden temporary directory and renamed when
+    complete (as the SavedModel export is), so a reader never sees half a model.
+
+    Args:
+      model_dir: a model directory written by t2t-trainer or t2t-avg-checkpoints.
+      export_dir: the base directory of versions (created if missing).
+      decode_params: a `SearchParams` or "beam_size=4,alpha=0.6" overrides: not
+        part of a CTranslate2 model; recorded as `translate_batch` arguments in
+        t2t_lite/export.json.
+      checkpoint_path: a `ckpt-N` prefix (default: the latest).
+      checkpoint_average: average the last N checkpoints (up to the chosen one).
+      quantization: the weights' type in model.bin (`QUANTIZATIONS`); CTranslate2
+        can still convert at load time (`compute_type`).
+
+    Returns:
+      The path of the written version, e.g. `export_dir/3`.
+
+    Raises:
+      T2TError: ctranslate2 not installed, unknown quantization, a model or
+        problem CTranslate2 cannot represent, and `export`'s errors.
+    """
+    ctranslate2 = require_ctranslate2()
+    if quantization not in QUANTIZATIONS:
+        raise T2TError(f"Unknown --quantization {quantization!r}; choose from "
+                       f"{', '.join(QUANTIZATIONS)}.")
+    source = load_source(model_dir, decode_params, checkpoint_path, checkpoint_average)
+    _check_problem(source.problem, source.params, source.vocab)
+    hparams = source.model.hparams
+    check_convertible(hparams)
+    versions.prepare_export_dir(export_dir)  # before the slow part
+    spec = transformer_spec(source.model, source.vocab.pieces(),
+                            max(DEFAULT_MAX_POSITIONS, hparams.max_length))
+    spec.optimize(quantization=quantization)
+    options = translate_options(source.params, hparams)
+    info = dict(source.info, format="ctranslate2", quantization=quantization,
+                ctranslate2=ctranslate2.__version__, translate_batch=options,
+                sentencepiece=SENTENCEPIECE_FILE)
+    if source.params.length_penalty == "gnmt" and source.params.alpha > 0:
+        info["note"] = ("tensor2tensor's gnmt length penalty ((5 + length) / 6) ** alpha has no "
+                        "CTranslate2 equivalent; length_penalty=alpha divides by length ** alpha.")
+
+    def write(tmp: str) -> None:
+        spec.save(tmp)
+        shutil.copyfile(model_dir_lib.vocab_path(model_dir), os.path.join(tmp, SENTENCEPIECE_FILE))
+        versions.write_provenance(model_dir, tmp, info, subdir=PROVENANCE_DIR)
+
+    return versions.write_version(export_dir, write)
+

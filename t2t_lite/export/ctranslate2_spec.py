@@ -1,0 +1,174 @@
+"""A t2t-lite Transformer's weights as a CTranslate2 `TransformerSpec`.
+
+CTranslate2 ships converters for OpenNMT, fairseq, Marian and Hugging Face
+models, not for t2t-lite (nor tensor2tensor), so the mapping is written here
+with `ctranslate2.specs`. What each part of the model becomes:
+
+  t2t-lite (Keras, kernels [in, out])        CTranslate2 (linear weights [out, in])
+  self-attention qkv_kernel [D, 3D]          self_attention/linear_0 [3D, D] (Q, K, V)
+  self-attention output_kernel [D, D]        self_attention/linear_1
+  cross-attention q_kernel, kv_kernel        attention/linear_0 (Q), linear_1 [2D, D] (K, V)
+  cross-attention output_kernel              attention/linear_2
+  (no attention biases)                      (biases left unset: bias-free)
+  feed_forward kernel_1/bias_1, kernel_2/... ffn/linear_0, ffn/linear_1 (with biases)
+  *_residual layer norms                     <sub-layer>/layer_norm (post- or pre-norm)
+  encoder_norm / decoder_norm (pre-norm)     encoder/layer_norm, decoder/layer_norm
+  embeddings x sqrt(D)                       embeddings, scale_embeddings = sqrt(D)
+  sinusoids, sin and cos interleaved         position_encodings/encodings (written out)
+  tied softmax (embedding matrix)            decoder/projection (no bias)
+
+Two choices keep CTranslate2's output equal to t2t-lite's, not merely close:
+
+  - t2t-lite embeds PAD (id 0, also the decoder's start symbol) as zeros. The
+    decoder's (and a shared source's) embedding table is written with row 0
+    set to zero, so the start symbol, and a PAD the model might emit, embed
+    exactly as in t2t-lite; the projection keeps the real row 0, so PAD's
+    logit, and with it every log probability, is unchanged. This costs one
+    more [V, D] matrix than a tied model needs; CTranslate2's
+    `start_from_zero_embedding` would zero only position 0.
+  - Position encodings are written as a table: t2t-lite interleaves sin and
+    cos (the paper's PE(p, 2i), PE(p, 2i + 1)), CTranslate2's built-in table
+    puts all sines before all cosines. Learned positions ("emb", Table 3 E)
+    are copied and their last row repeated, as t2t-lite clamps positions.
+
+Not representable (refused, `T2TError`): d_k different from d_v (Table 3 B).
+"""
+
+from typing import List
+
+import numpy as np
+
+from t2t_lite.errors import T2TError
+from t2t_lite.model.layers import sinusoids
+
+# Rows of the position table: the longest source (CTranslate2's default
+# max_input_length) or output it can handle.
+DEFAULT_MAX_POSITIONS = 1024
+
+
+def _weights(variable) -> np.ndarray:
+    return np.asarray(variable.numpy(), dtype=np.float32)
+
+
+def _linear(spec, kernel, bias=None) -> None:
+    """A Keras kernel [in, out] (and bias [out]) into a CTranslate2 LinearSpec ([out, in])."""
+    spec.weight = np.ascontiguousarray(_weights(kernel).T)
+    if bias is not None:
+        spec.bias = _weights(bias)
+
+
+def _layer_norm(spec, norm) -> None:
+    spec.gamma = _weights(norm.gamma)
+    spec.beta = _weights(norm.beta)
+
+
+def _feed_forward(spec, layer) -> None:
+    ffn = layer.feed_forward
+    _linear(spec.linear_0, ffn.kernel_1, ffn.bias_1)
+    _linear(spec.linear_1, ffn.kernel_2, ffn.bias_2)
+    _layer_norm(spec.layer_norm, layer.feed_forward_residual.norm)
+
+
+def _self_attention(spec, layer) -> None:
+    attention = layer.self_attention
+    _linear(spec.linear[0], attention.qkv_kernel)
+    _linear(spec.linear[1], attention.output_kernel)
+    _layer_norm(spec.layer_norm, layer.self_attention_residual.norm)
+
+
+def _cross_attention(spec, layer) -> None:
+    attention = layer.cross_attention
+    _linear(spec.linear[0], attention.q_kernel)
+    _linear(spec.linear[1], attention.kv_kernel)
+    _linear(spec.linear[2], attention.output_kernel)
+    _layer_norm(spec.layer_norm, layer.cross_attention_residual.norm)
+
+
+def position_table(model, rows: int) -> np.ndarray:
+    """float32 [rows, D]: the encoding t2t-lite adds at positions 0 .. rows - 1."""
+    hp = model.hparams
+    if hp.pos == "emb":
+        table = _weights(model.positions.table)  # [max_length, D]
+        last = np.repeat(table[-1:], max(0, rows - len(table)), axis=0)
+        return np.concatenate([table, last])[:rows]
+    return sinusoids(np.arange(rows), hp.hidden_size).numpy().astype(np.float32)
+
+
+def _embedding_without_pad(matrix: np.ndarray) -> np.ndarray:
+    """The embedding table with PAD's row (id 0) zeroed, as t2t-lite embeds it."""
+    table = matrix.copy()
+    table[0] = 0.0
+    return table
+
+
+def check_convertible(hp) -> None:
+    """Raises `T2TError` (one line) for a model CTranslate2 cannot represent."""
+    if hp.key_channels != hp.value_channels:
+        raise T2TError(f"CTranslate2 needs d_k = d_v; this model has attention_key_channels="
+                       f"{hp.key_channels} and attention_value_channels={hp.value_channels}.")
+    if hp.key_channels % hp.num_heads:
+        raise T2TError(f"attention channels {hp.key_channels} are not divisible by "
+                       f"num_heads={hp.num_heads}.")
+
+
+def transformer_spec(model, pieces: List[str], max_positions: int = DEFAULT_MAX_POSITIONS):
+    """The CTranslate2 spec of `model` (a built t2t-lite `Transformer`).
+
+    Args:
+      model: the Keras model, weights loaded.
+      pieces: the vocabulary's pieces in id order (PAD, EOS, UNK first).
+      max_positions: rows of the position table: the longest source (after
+        CTranslate2's `max_input_length` truncation, EOS included) and the
+        longest output (`max_decoding_length`) it can translate.
+
+    Returns:
+      A validated `ctranslate2.specs.TransformerSpec` (not yet optimized or saved).
+    """
+    from ctranslate2 import specs  # an optional extra: imported only when converting
+
+    hp = model.hparams
+    check_convertible(hp)
+    if len(pieces) != model.vocab_size:
+        raise T2TError(f"The vocabulary has {len(pieces)} pieces, the model {model.vocab_size}.")
+    pre_norm = hp.norm_placement == "pre"
+    head_dim = hp.key_channels // hp.num_heads
+    head_dim = None if head_dim * hp.num_heads == hp.hidden_size else head_dim
+    encoder = specs.TransformerEncoderSpec(hp.encoder_layers, hp.num_heads, pre_norm=pre_norm,
+                                           head_dim=head_dim)
+    decoder = specs.TransformerDecoderSpec(hp.decoder_layers, hp.num_heads, pre_norm=pre_norm,
+                                           head_dim=head_dim)
+    spec = specs.TransformerSpec(encoder, decoder)
+
+    target = _weights(model.target_embedding.weights_matrix)  # [V, D]
+    source = target if hp.shared_embedding else _weights(model.source_embedding.weights_matrix)
+    projection = target if model.softmax is None else _weights(model.softmax.weights_matrix)
+    encoder.embeddings[0].weight = _embedding_without_pad(source)
+    decoder.embeddings.weight = _embedding_without_pad(target)
+    decoder.projection.weight = projection
+    encoder.scale_embeddings = decoder.scale_embeddings = True  # x sqrt(D), as t2t-lite
+    positions = position_table(model, max_positions)
+    encoder.position_encodings.encodings = positions
+    decoder.position_encodings.encodings = positions
+
+    for layer, layer_spec in zip(model.encoder_layers, encoder.layer):
+        _self_attention(layer_spec.self_attention, layer)
+        _feed_forward(layer_spec.ffn, layer)
+    for layer, layer_spec in zip(model.decoder_layers, decoder.layer):
+        _self_attention(layer_spec.self_attention, layer)
+        _cross_attention(layer_spec.attention, layer)
+        _feed_forward(layer_spec.ffn, layer)
+    if pre_norm:
+        _layer_norm(encoder.layer_norm, model.encoder_norm)
+        _layer_norm(decoder.layer_norm, model.decoder_norm)
+
+    spec.register_source_vocabulary(pieces)
+    spec.register_target_vocabulary(pieces)
+    pad, eos, unk = pieces[0], pieces[1], pieces[2]
+    config = spec.config
+    config.decoder_start_token = pad  # t2t's start symbol is PAD (id 0)
+    config.bos_token = pad            # unused: no source BOS, the start token is set above
+    config.eos_token, config.unk_token = eos, unk
+    config.add_source_eos = True      # t2t-lite encodes a source as its pieces + EOS
+    config.layer_norm_epsilon = float(hp.layer_norm_epsilon)  # CTranslate2's default is 1e-5
+    spec.validate()
+    return spec

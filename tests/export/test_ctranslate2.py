@@ -1,0 +1,248 @@
+"""t2t-exporter --format=ctranslate2: the converted model computes what t2t-lite computes.
+
+Two levels of evidence:
+  - teacher-forced log probabilities of CTranslate2's `score_batch` equal
+    t2t-lite's (log-softmax of the Keras model's logits) for every target
+    token, on random models of every supported shape (post- and pre-norm, tied
+    and untied embeddings, learned positions, d_k != d_model / h), and a
+    converter that maps one weight wrongly fails that check;
+  - a trained model (the default numbers problem, a few hundred steps)
+    translates the test set line for line as t2t-decoder does, greedy and
+    beam 4, through the export's user path (Python sentencepiece +
+    `translate_batch` with the recorded arguments), and its int8 version stays
+    within 0.5 BLEU of float32.
+"""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+ctranslate2 = pytest.importorskip(
+    "ctranslate2", reason="the ctranslate2 extra is not installed (pip install -e '.[ctranslate2]')")
+
+from t2t_lite import model_dir as model_dir_lib  # noqa: E402
+from t2t_lite import registry  # noqa: E402
+from t2t_lite.bin import t2t_exporter, t2t_trainer  # noqa: E402
+from t2t_lite.decode.decoding import DecodeOptions, decode_lines  # noqa: E402
+from t2t_lite.decode.search import Search, SearchParams  # noqa: E402
+from t2t_lite.decode.translator import Translator  # noqa: E402
+from t2t_lite.errors import T2TError  # noqa: E402
+from t2t_lite.export import ctranslate2_export, ctranslate2_spec  # noqa: E402
+from t2t_lite.export.ctranslate2_client import CT2Translator, recorded_options  # noqa: E402
+from t2t_lite.metrics.bleu import corpus_bleu  # noqa: E402
+
+from model_dirs import make_model_dir, number_sentences  # noqa: E402
+
+SHAPES = {
+    "post-norm, tied": "hidden_size=32,filter_size=64",
+    "pre-norm": "hidden_size=32,filter_size=64,layer_preprocess_sequence=n,"
+                "layer_postprocess_sequence=da",
+    "untied, learned positions, 2 heads": "hidden_size=32,filter_size=64,pos=emb,num_heads=2,"
+                                          "shared_embedding=false,"
+                                          "shared_embedding_and_softmax_weights=false",
+    "d_k = d_v = 4 < d_model / h": "hidden_size=32,filter_size=64,attention_key_channels=16,"
+                                   "attention_value_channels=16",
+}
+
+
+def max_log_prob_difference(model_dir: str, export_path: str, count: int = 24) -> float:
+    """Largest |log p_t2t-lite - log p_CTranslate2| over every target token of
+    `count` sentence pairs (sources and targets: number words, targets reversed)."""
+    model, vocab, _, _ = model_dir_lib.load_model(model_dir)
+    texts = number_sentences(count + 1)[1:]
+    sources, targets = vocab.encode_texts(texts), vocab.encode_texts(texts[::-1])
+    logits = model({"inputs": tf.ragged.constant(sources).to_tensor(),
+                    "targets": tf.ragged.constant(targets).to_tensor()})
+    expected = tf.nn.log_softmax(logits).numpy()  # [B, T, V]
+    translator = ctranslate2.Translator(export_path, device="cpu", compute_type="float32")
+    results = translator.score_batch([vocab.pieces(ids[:-1]) for ids in sources],
+                                     [vocab.pieces(ids[:-1]) for ids in targets])
+    worst = 0.0
+    for row, (ids, result) in enumerate(zip(targets, results)):
+        assert len(result.log_probs) == len(ids)  # every piece and the EOS
+        reference = expected[row, np.arange(len(ids)), ids]
+        worst = max(worst, float(np.max(np.abs(reference - np.array(result.log_probs)))))
+    return worst
+
+
+@pytest.mark.parametrize("overrides", list(SHAPES.values()), ids=list(SHAPES))
+def test_teacher_forced_log_probs_equal_t2t_lite(tmp_path, overrides):
+    model_dir = make_model_dir(str(tmp_path / "model"), steps=(0,), hparams_overrides=overrides)
+    path = ctranslate2_export.export_ctranslate2(model_dir, str(tmp_path / "ct2"))
+    assert max_log_prob_difference(model_dir, path) < 1e-4
+
+
+def test_a_wrongly_mapped_weight_is_caught(tmp_path, monkeypatch):
+    model_dir = make_model_dir(str(tmp_path / "model"), steps=(0,),
+                               hparams_overrides=SHAPES["post-norm, tied"])
+    right = ctranslate2_export.export_ctranslate2(model_dir, str(tmp_path / "ct2"))
+    assert max_log_prob_difference(model_dir, right) < 1e-4
+
+    # The converter handed the decoder's two layers in the wrong order.
+    model, vocab, _, _ = model_dir_lib.load_model(model_dir)
+
+    class SwappedDecoderLayers:
+        def __getattr__(self, name):
+            return getattr(model, name)
+
+        decoder_layers = [model.decoder_1, model.decoder_0]
+
+    spec = ctranslate2_spec.transformer_spec(SwappedDecoderLayers(), vocab.pieces())
+    spec.optimize(quantization="float32")
+    swapped = str(tmp_path / "swapped")
+    os.makedirs(swapped)
+    spec.save(swapped)
+    assert max_log_prob_difference(model_dir, swapped) > 1e-2
+
+    # PAD's embedding row kept: the start symbol no longer embeds to zeros.
+    monkeypatch.setattr(ctranslate2_spec, "_embedding_without_pad", lambda matrix: matrix)
+    unpadded = ctranslate2_export.export_ctranslate2(model_dir, str(tmp_path / "ct2"))
+    assert max_log_prob_difference(model_dir, unpadded) > 1e-2
+    assert [os.path.basename(p) for p in (right, unpadded)] == ["1", "2"]
+
+
+def test_position_table_interleaves_sines_and_cosines():
+    """PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(...), typed from the paper."""
+    hp = registry.hparams("transformer_tiny").parse("hidden_size=8")
+
+    class Model:
+        hparams = hp
+
+    table = ctranslate2_spec.position_table(Model(), 5)
+    assert table.shape == (5, 8) and table.dtype == np.float32
+    for p in range(5):
+        for i in range(4):
+            angle = p / 10000 ** (2 * i / 8)
+            assert table[p, 2 * i] == pytest.approx(np.sin(angle), abs=1e-6)
+            assert table[p, 2 * i + 1] == pytest.approx(np.cos(angle), abs=1e-6)
+
+
+def test_models_and_problems_it_cannot_represent_are_refused(tmp_path, monkeypatch):
+    model_dir = make_model_dir(str(tmp_path / "model"), steps=(0,),
+                               hparams_overrides="hidden_size=32,filter_size=64,"
+                                                 "attention_key_channels=16")
+    with pytest.raises(T2TError, match="CTranslate2 needs d_k = d_v"):
+        ctranslate2_export.export_ctranslate2(model_dir, str(tmp_path / "ct2"))
+    with pytest.raises(T2TError, match="Unknown --quantization 'int4'; choose from float32, int8"):
+        ctranslate2_export.export_ctranslate2(model_dir, str(tmp_path / "ct2"),
+                                              quantization="int4")
+
+    class Constrained:
+        name = "parsing_like"
+
+        def search_constraint(self, vocab):
+            return object()
+
+    with pytest.raises(T2TError, match="parsing_like constrains its search"):
+        ctranslate2_export._check_problem(Constrained(), SearchParams(), None)
+    ctranslate2_export._check_problem(Constrained(), SearchParams(tree_constraint=False), None)
+    monkeypatch.setitem(__import__("sys").modules, "ctranslate2", None)  # as if not installed
+    with pytest.raises(T2TError, match=r"needs the ctranslate2 package.*\.\[ctranslate2\]"):
+        ctranslate2_export.export_ctranslate2(model_dir, str(tmp_path / "ct2"))
+    assert not os.path.exists(tmp_path / "ct2")  # nothing written by any refusal
+
+
+def test_quantization_only_with_the_ctranslate2_format(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        t2t_exporter.main(["--output_dir=m", "--export_dir=e", "--quantization=int8"])
+    assert exit_info.value.code == 2
+    assert "--quantization applies to --format=ctranslate2 only" in capsys.readouterr().err
+
+
+# -- A trained model, t2t-decoder against the export's user path -------------------
+
+STEPS = 300
+DECODE = "beam_size=4,alpha=0.6,length_penalty=fairseq"
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """(model dir, CTranslate2 export of it, test sources, test references)."""
+    base = tmp_path_factory.mktemp("trained")
+    model = str(base / "model")
+    assert t2t_trainer.main(["--problem=translate_ende_numbers", "--hparams_set=transformer_tiny",
+                             "--generate_data", f"--data_dir={base}/data",
+                             f"--output_dir={model}", f"--train_steps={STEPS}",
+                             "--eval_every=0", "--log_every=1000"]) == 0
+    assert t2t_exporter.main(["--format=ctranslate2", f"--output_dir={model}",
+                              f"--export_dir={base}/ct2", f"--decode_hparams={DECODE}"]) == 0
+    pairs = list(registry.problem("translate_ende_numbers").raw_pairs("test", None))[:400]
+    return model, str(base / "ct2" / "1"), [s for s, _ in pairs], [t for _, t in pairs]
+
+
+def t2t_decoder_outputs(model_dir, lines, params):
+    """t2t-decoder's (best translation, its score) for each line (score None when blank)."""
+    model, vocab, _, _ = model_dir_lib.load_model(model_dir)
+    options = DecodeOptions(batch_size=64, write_beam_scores=True)
+    rows = [row.rsplit("\t", 1) for row in decode_lines(Translator(Search(model, params), vocab),
+                                                         lines, options)]
+    return [(row[0], float(row[1])) if len(row) == 2 else (row[0], None) for row in rows]
+
+
+def ctranslate2_outputs(path, lines, options):
+    """The export's (best translation, its score) for each line, through the user path."""
+    client = CT2Translator(path, compute_type="float32", **options)
+    results = client.translator.translate_batch(client.tokenize(lines), return_scores=True,
+                                                max_batch_size=64, **client.options)
+    return [(client.tokenizer.decode(r.hypotheses[0]), r.scores[0]) for r in results]
+
+
+def test_export_directory_holds_what_a_user_needs(trained):
+    _, path, _, _ = trained
+    assert sorted(os.listdir(path)) == ["config.json", "model.bin", "sentencepiece.model",
+                                        "shared_vocabulary.json", "t2t_lite"]
+    assert sorted(os.listdir(os.path.join(path, "t2t_lite"))) == [
+        "export.json", "hparams.json", "problem.json"]
+    assert [n for n in os.listdir(os.path.dirname(path)) if n != "1"] == []  # no temp dirs
+    with open(os.path.join(path, "config.json"), encoding="utf-8") as f:
+        config = json.load(f)
+    assert (config["decoder_start_token"], config["eos_token"], config["unk_token"],
+            config["add_source_eos"], config["layer_norm_epsilon"]) == (
+        "<pad>", "</s>", "<unk>", True, 1e-6)
+    # decode_hparams beam 4, alpha 0.6 (fairseq); transformer_tiny's max_length 256.
+    assert recorded_options(path) == {"beam_size": 4, "length_penalty": 0.6,
+                                      "min_decoding_length": 0, "max_input_length": 256,
+                                      "max_decoding_length": 256}
+
+
+@pytest.mark.parametrize("decode", ["beam_size=1", "beam_size=4,alpha=0.0", DECODE])
+def test_ctranslate2_translates_as_t2t_decoder(trained, decode):
+    """Greedy: every line identical. Beam search: at least 98% of the lines; each
+    other line is a difference of the searches, not of the models: CTranslate2
+    keeps fewer finished candidates (EOS among the beam_size best of a step, not
+    2 x beam_size, and stops at beam_size finished), so there t2t-lite's
+    translation scores at least as well as CTranslate2's by the same formula.
+    Identical lines get the same score (log probabilities agree to ~1e-6) where
+    the length penalties agree (tensor2tensor's gnmt form has no equivalent)."""
+    model_dir, path, sources, _ = trained
+    params = SearchParams.for_problem(registry.problem("translate_ende_numbers")).parse(decode)
+    expected = t2t_decoder_outputs(model_dir, sources + [""], params)
+    assert expected[-1] == ("", None)  # a blank line is not decoded
+    options = ctranslate2_export.translate_options(params, model_dir_lib.read_hparams(model_dir))
+    got = ctranslate2_outputs(path, sources, options)
+    same = [(e, g) for e, g in zip(expected, got) if e[0] == g[0]]
+    differing = [(s, e, g) for s, e, g in zip(sources, expected, got) if e[0] != g[0]]
+    if params.beam_size == 1:
+        assert differing == []
+    assert len(differing) <= len(sources) // 50, differing
+    for source, (t2t_text, t2t_score), (ct2_text, ct2_score) in differing:
+        assert t2t_score >= ct2_score - 1e-3, (source, t2t_text, t2t_score, ct2_text, ct2_score)
+    if params.alpha == 0 or params.length_penalty == "fairseq":  # the same score formula
+        # t2t-decoder prints scores with 4 decimals.
+        assert max(abs(e[1] - g[1]) for e, g in same) < 1e-3
+    assert CT2Translator(path, **options).translate(["", " "]) == ["", ""]
+
+
+def test_int8_stays_within_half_a_bleu_point_of_float32(trained):
+    _, path, sources, references = trained
+    float32 = CT2Translator(path, compute_type="float32").translate(sources)
+    int8 = CT2Translator(path, compute_type="int8").translate(sources)
+    # Character BLEU: the references are single German compound words, on which
+    # word 4-grams do not exist.
+    bleu_float32 = corpus_bleu(float32, references, tokenize="char")[0].score
+    bleu_int8 = corpus_bleu(int8, references, tokenize="char")[0].score
+    assert bleu_float32 > 20  # a model that translates, or the comparison means little
+    assert abs(bleu_int8 - bleu_float32) <= 0.5, (bleu_float32, bleu_int8)
