@@ -287,8 +287,9 @@ def check(path: str, threads: int = 8, seconds: float = 60, requests: int = 32,
             "mismatch_list": load["mismatches"]}
 
 
-def print_report(report: dict, out=sys.stdout) -> None:
-    """The figures of `check` as a few lines, then up to 20 mismatches."""
+def print_report(report: dict, out=None) -> None:
+    """The figures of `check` as a few lines, then up to 20 mismatches (to `out`: stdout)."""
+    out = out or sys.stdout
     kinds = ", ".join(f"{n} {k}" for k, n in report["kinds"].items())
     print(f"{report['path']}: {report['threads']} threads, {report['seconds']:.1f} s, "
           f"{report['request_set']} request batches (seed {report['seed']}; {kinds})", file=out)

@@ -47,7 +47,7 @@ def test_eight_threads_each_get_their_own_translations(version, tmp_path):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     result = subprocess.run(
         [sys.executable, str(BENCH), f"--export_dir={os.path.dirname(version)}",
-         "--threads=8", "--seconds=4", "--requests=10", "--seed=3", f"--report={report_file}"],
+         "--threads=8", "--seconds=3", "--requests=8", "--seed=3", f"--report={report_file}"],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     report = json.loads(report_file.read_text(encoding="utf-8"))
@@ -67,9 +67,9 @@ def test_eight_threads_each_get_their_own_translations(version, tmp_path):
 
 
 def test_request_set_is_fixed_by_the_seed_and_mixes_every_kind():
-    requests = serving_load.make_requests(10, seed=3)
-    assert requests == serving_load.make_requests(10, seed=3)
-    assert requests != serving_load.make_requests(10, seed=4)
+    requests = serving_load.make_requests(8, seed=3)
+    assert requests == serving_load.make_requests(8, seed=3)
+    assert requests != serving_load.make_requests(8, seed=4)
     assert [len(b) for b in requests[:2]] == [1, 64]
     assert all(1 <= len(b) <= 64 for b in requests)
     assert [serving_load.kind_of(s) for s in requests[1][:4]] == [
@@ -124,3 +124,23 @@ def test_a_score_off_by_more_than_rounding_is_a_mismatch():
     assert serving_load.compare(7, expected, (["x", "y"], [-1.0, -2.001])) == [
         {"request": 7, "sentence": 1, "expected": ["y", -2.0], "got": ["y", -2.001]}]
     assert serving_load.compare(7, expected, (["x"], [-1.0]))[0]["sentence"] is None
+
+
+def test_the_program_exits_1_and_prints_each_mismatch(monkeypatch, capsys):
+    load = {"seconds": 2.0, "requests_per_thread": [1, 1], "sentences": 3,
+            "latencies": [0.1, 0.3], "max_score_difference": 0.5,
+            "mismatches": [{"request": 4, "sentence": 0, "expected": ["drei", -1.0],
+                            "got": ["vier", -1.5]}]}
+    report = {**serving_load.summarize(load), "path": "e/1", "threads": 2, "seconds": 2.0,
+              "seed": 0, "request_set": 5, "requests_per_thread": [1, 1],
+              "kinds": {"blank": 1, "short": 2, "non_ascii": 0, "long": 0},
+              "t2t_lite_imported": False, "mismatch_list": load["mismatches"]}
+    monkeypatch.setattr(serving_load, "resolve_version", lambda path: "e/1")
+    monkeypatch.setattr(serving_load, "check", lambda *args: report)
+    assert serving_load.main(["--export_dir=e"]) == 1
+    out = capsys.readouterr().out
+    assert ("requests 2  requests/s 1.00  sentences/s 1.5  p50 300 ms  p99 300 ms  "
+            "mismatches 1  max score difference 0.5") in out
+    assert "MISMATCH request 4 sentence 0: expected ['drei', -1.0], got ['vier', -1.5]" in out
+    report.update(mismatches=0, mismatch_list=[])
+    assert serving_load.main(["--export_dir=e"]) == 0
