@@ -154,7 +154,9 @@ def test_quantization_only_with_the_ctranslate2_format(capsys):
 
 # -- A trained model, t2t-decoder against the export's user path -------------------
 
-STEPS = 300
+# 400 steps with a shorter warm-up than transformer_tiny's 1000: about 99 character
+# BLEU on the test numbers (a model whose int8 comparison means something), in 2 minutes.
+STEPS, WARMUP = 400, 200
 DECODE = "beam_size=4,alpha=0.6,length_penalty=fairseq"
 
 
@@ -166,6 +168,7 @@ def trained(tmp_path_factory):
     assert t2t_trainer.main(["--problem=translate_ende_numbers", "--hparams_set=transformer_tiny",
                              "--generate_data", f"--data_dir={base}/data",
                              f"--output_dir={model}", f"--train_steps={STEPS}",
+                             f"--hparams=learning_rate_warmup_steps={WARMUP}",
                              "--eval_every=0", "--log_every=1000"]) == 0
     assert t2t_exporter.main(["--format=ctranslate2", f"--output_dir={model}",
                               f"--export_dir={base}/ct2", f"--decode_hparams={DECODE}"]) == 0
@@ -244,5 +247,5 @@ def test_int8_stays_within_half_a_bleu_point_of_float32(trained):
     # word 4-grams do not exist.
     bleu_float32 = corpus_bleu(float32, references, tokenize="char")[0].score
     bleu_int8 = corpus_bleu(int8, references, tokenize="char")[0].score
-    assert bleu_float32 > 20  # a model that translates, or the comparison means little
+    assert bleu_float32 > 90  # a model that translates, or the comparison means little
     assert abs(bleu_int8 - bleu_float32) <= 0.5, (bleu_float32, bleu_int8)
