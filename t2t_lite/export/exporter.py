@@ -49,7 +49,6 @@ from typing import Optional, Union
 
 import tensorflow as tf
 
-from t2t_lite import checkpoints
 from t2t_lite import model_dir as model_dir_lib
 from t2t_lite.data.layout import EOS_ID
 from t2t_lite.decode.search import Search, SearchParams, search_for_problem
@@ -158,8 +157,8 @@ def export(model_dir: str, export_dir: str,
         raise T2TError(f"Model directory {model_dir!r} does not exist.")
     problem = model_dir_lib.problem_of(model_dir)
     params = _resolve_params(problem, decode_params)
-    model, vocab, _, _ = model_dir_lib.load_model(model_dir, checkpoint_path, checkpoint_average)
-    used = checkpoints.select_checkpoints(model_dir, checkpoint_path or "", checkpoint_average)
+    model, vocab, _, _, used = model_dir_lib.load_model_and_checkpoints(
+        model_dir, checkpoint_path, checkpoint_average)
     versions.prepare_export_dir(export_dir)  # before the slow part
     vocab_file = model_dir_lib.vocab_path(model_dir)
     module = TranslationModule(search_for_problem(model, problem, vocab, params), vocab,
