@@ -61,7 +61,7 @@ def test_interrupted_and_resumed_equals_uninterrupted(data_dir, tmp_path):
     assert resumed.step == full.step == 12
     assert resumed_result.loss == pytest.approx(full_result.loss, rel=1e-6)
     for a, b in zip(weights(full), weights(resumed)):
-        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+        np.testing.assert_array_equal(a, b)  # bit for bit on one device
     # Checkpoints of both runs exist at the end step.
     assert os.path.exists(tmp_path / "resumed" / "ckpt-12.index")
 
