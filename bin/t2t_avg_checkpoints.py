@@ -2,6 +2,10 @@
 
     t2t-avg-checkpoints --output_dir=M --num_last_checkpoints=5 --avg_dir=M/avg
     t2t-decoder --output_dir=M/avg ...
+
+Safe while a trainer writes M (only complete checkpoints are read) and safe to
+kill: the average is renamed into place when complete, replacing an earlier
+average in --avg_dir.
 """
 
 import argparse
@@ -24,15 +28,12 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> int:
-    from t2t_lite.checkpoints import list_checkpoints
     from t2t_lite.model_dir import write_average
-    if args.checkpoints:
-        paths = [p.strip() for p in args.checkpoints.split(",") if p.strip()]
-    else:
-        if args.num_last_checkpoints < 1:
-            raise cli.T2TError("--num_last_checkpoints must be >= 1.")
-        paths = list_checkpoints(args.output_dir)[-args.num_last_checkpoints:]
-    written = write_average(args.output_dir, args.avg_dir, paths)
+    paths = [p.strip() for p in args.checkpoints.split(",") if p.strip()]
+    if not paths and args.num_last_checkpoints < 1:
+        raise cli.T2TError("--num_last_checkpoints must be >= 1.")
+    written, paths = write_average(args.output_dir, args.avg_dir, args.num_last_checkpoints,
+                                   paths)
     print(f"Averaged {len(paths)} checkpoints ({', '.join(p.rsplit('/', 1)[-1] for p in paths)})"
           f" into {written}.")
     return 0

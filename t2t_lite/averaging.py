@@ -6,10 +6,11 @@ data position are not part of the average. `t2t_lite.model_dir` writes an
 averaged model directory; the decoder and the exporter average on the fly.
 """
 
-from typing import Sequence
+from typing import List, Sequence
 
 import numpy as np
 
+from t2t_lite import checkpoints
 from t2t_lite.checkpoints import restore_weights
 
 
@@ -29,3 +30,16 @@ def average_into(model, paths: Sequence[str]) -> None:
         total = values if total is None else [t + v for t, v in zip(total, values)]
     for variable, value in zip(model.weights, total):
         variable.assign((value / len(paths)).astype(variable.dtype))
+
+
+def restore_latest(model, model_dir: str, checkpoint_path: str = "", average: int = 1) -> List[str]:
+    """Sets `model`'s weights to the checkpoint `checkpoint_path` (default: the
+    latest complete one of `model_dir`), or to the mean of the last `average`
+    up to it, also while a trainer writes and deletes checkpoints there
+    (`checkpoints.read_listed`).
+
+    Returns:
+      The checkpoint prefixes read.
+    """
+    return checkpoints.read_listed(model_dir, lambda paths: average_into(model, paths),
+                                   checkpoint_path, average)

@@ -4,13 +4,30 @@ A checkpoint is a `ckpt-N` prefix written by `tf.train.CheckpointManager`
 (`ckpt-N.index`, `ckpt-N.data-*`), listed oldest first in the directory's
 `checkpoint` state file. Training checkpoints also hold the optimizer and the
 input position; `restore_weights` reads only the model's weights.
+
+Reading while a trainer writes (TensorFlow 2.21, checked in its source): a
+save writes the data files under a temporary name and renames them, then
+writes `ckpt-N.index` in place (not atomically), and only then rewrites the
+state file (atomically: a temporary file renamed). So a checkpoint named in
+the state file is complete, and one that is not may be half-written: readers
+choose from the state file only. After each save the trainer deletes the
+checkpoints beyond `keep_checkpoint_max`, `.index` first, so a listed
+checkpoint can vanish before or while it is read: `read_listed` then lists
+again and reads the checkpoints that are the latest now.
 """
 
-from typing import List
+from typing import Callable, List
 
 import tensorflow as tf
 
 from t2t_lite.errors import T2TError
+
+READ_ATTEMPTS = 10  # a reader slower than this many saves of the trainer gives up
+
+
+class CheckpointGone(T2TError):
+    """A checkpoint's files are missing: never written, or deleted (by a trainer's
+    `keep_checkpoint_max`) before or while it was read."""
 
 
 def list_checkpoints(model_dir: str) -> List[str]:
@@ -59,17 +76,57 @@ def restore_weights(model, path: str) -> None:
     """Restores `model`'s weights from the checkpoint prefix `path`.
 
     Raises:
-      T2TError: no such checkpoint, or one written for other variables or shapes.
+      CheckpointGone: no such checkpoint, or one deleted while it was read.
+      T2TError: a checkpoint written for other variables or shapes.
     """
-    if not tf.io.gfile.exists(path + ".index"):
-        raise T2TError(f"Checkpoint {path} does not exist (no {path}.index).")
+    if not _files_exist(path):
+        raise CheckpointGone(f"Checkpoint {path} does not exist (no {path}.index).")
     try:
         status = tf.train.Checkpoint(model=model).restore(path)
         status.expect_partial().assert_existing_objects_matched()
     except (ValueError, AssertionError, tf.errors.OpError) as e:
+        if not _files_exist(path):  # deleted while it was read
+            raise CheckpointGone(f"Checkpoint {path} was deleted while it was read (a trainer "
+                                 "keeps only its last keep_checkpoint_max).") from None
         first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise T2TError(f"Checkpoint {path} does not match the model in its directory "
                        f"(different variables or shapes): {first_line}") from None
+
+
+def _files_exist(path: str) -> bool:
+    """Whether the index and at least one data file of the prefix `path` exist."""
+    return tf.io.gfile.exists(path + ".index") and bool(tf.io.gfile.glob(path + ".data-*"))
+
+
+def read_listed(model_dir: str, read: Callable[[List[str]], None], checkpoint_path: str = "",
+                average: int = 1) -> List[str]:
+    """Calls `read(paths)` on `select_checkpoints(model_dir, checkpoint_path, average)`,
+    selecting again while a trainer deletes the selected checkpoints under it.
+
+    Returns:
+      The prefixes `read` read in full.
+
+    Raises:
+      CheckpointGone: a checkpoint of a given `checkpoint_path` is gone.
+      T2TError: as `select_checkpoints`; a listed checkpoint whose files are
+        missing; `READ_ATTEMPTS` selections all deleted while they were read.
+    """
+    paths = select_checkpoints(model_dir, checkpoint_path, average)
+    for _ in range(READ_ATTEMPTS):
+        try:
+            read(paths)
+            return paths
+        except CheckpointGone as gone:
+            if checkpoint_path:
+                raise  # the user's choice: nothing to read instead
+            again = select_checkpoints(model_dir, "", average)
+            if again == paths:
+                raise T2TError(f"{gone} {model_dir}/checkpoint still lists it: were its files "
+                               "deleted by hand?") from None
+            paths = again
+    raise T2TError(f"The checkpoints of {model_dir} were deleted {READ_ATTEMPTS} times while "
+                   "they were read (a trainer saving often with a small keep_checkpoint_max); "
+                   "raise the trainer's --keep_checkpoint_max or read a copy of the directory.")
 
 
 def save_weights(model, directory: str, step: int) -> str:

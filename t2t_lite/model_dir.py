@@ -13,6 +13,11 @@ starts, so they rebuild the model from this directory alone:
 A weights-only model directory (`write_weights`: the metadata and one
 checkpoint of the model's weights) is what the trainer keeps as `best/` and
 what `t2t-avg-checkpoints` writes; every program reads it like any other.
+
+Readers never see a file half-written: metadata files are written and copied
+through a temporary file renamed into place, checkpoints are chosen from the
+state file (`checkpoints.read_listed`), and an average is filled under a hidden
+temporary name and renamed into place when complete (`write_average`).
 """
 
 import json
@@ -24,20 +29,14 @@ from typing import Any, Dict, List, Optional, Tuple
 import keras
 
 import t2t_lite
-from t2t_lite import averaging, checkpoints
+from t2t_lite import atomic, averaging, checkpoints
 from t2t_lite.data.vocab import SubwordVocab
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
 
 HPARAMS_FILE = "hparams.json"
 PROBLEM_FILE = "problem.json"
-
-
-def _write_atomically(path: str, text: str) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+AVERAGE_FILE = "average.json"  # in a directory written by t2t-avg-checkpoints
 
 
 def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str,
@@ -74,9 +73,9 @@ def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str
             raise T2TError(f"{model_dir} was trained on {saved_problem}, not {problem}; "
                            "use a new --output_dir.")
         return
-    shutil.copyfile(vocab_path, os.path.join(model_dir, problem["vocab_file"]))
-    _write_atomically(os.path.join(model_dir, PROBLEM_FILE), json.dumps(problem, indent=2))
-    _write_atomically(hparams_path, hparams.to_json())  # last: marks the directory complete
+    atomic.copy_file(vocab_path, os.path.join(model_dir, problem["vocab_file"]))
+    atomic.write_text(os.path.join(model_dir, PROBLEM_FILE), json.dumps(problem, indent=2))
+    atomic.write_text(hparams_path, hparams.to_json())  # last: marks the directory complete
 
 
 def _read_json(model_dir: str, name: str) -> Any:
@@ -113,11 +112,12 @@ def vocab_path(model_dir: str) -> str:
 
 
 def copy_metadata(src_dir: str, dst_dir: str) -> None:
-    """Copies hparams, problem and vocabulary (e.g. for an averaged checkpoint)."""
+    """Copies hparams, problem and vocabulary (e.g. for an averaged checkpoint),
+    each file atomically (a reader of `dst_dir` never sees one half-copied)."""
     os.makedirs(dst_dir, exist_ok=True)
     problem = read_problem(src_dir)
     for name in (problem["vocab_file"], PROBLEM_FILE, HPARAMS_FILE):
-        shutil.copyfile(os.path.join(src_dir, name), os.path.join(dst_dir, name))
+        atomic.copy_file(os.path.join(src_dir, name), os.path.join(dst_dir, name))
 
 
 def problem_of(model_dir: str):
@@ -154,20 +154,28 @@ def load_model(model_dir: str, checkpoint_path: Optional[str] = None,
     """Rebuilds the model of `model_dir` and restores (or averages) its weights.
 
     Args:
-      model_dir: a directory written by t2t-trainer or t2t-avg-checkpoints.
+      model_dir: a directory written by t2t-trainer or t2t-avg-checkpoints; a
+        trainer may be writing it (only complete checkpoints are read).
       checkpoint_path: a specific `ckpt-N` prefix; default: the latest.
       checkpoint_average: average the last N checkpoints (up to the chosen one).
       precision: "float32" or "bfloat16" (see `build_model`).
     Returns:
       (model, vocab, hparams, problem info from problem.json).
     """
+    return load_model_and_checkpoints(model_dir, checkpoint_path, checkpoint_average,
+                                      precision)[:4]
+
+
+def load_model_and_checkpoints(model_dir: str, checkpoint_path: Optional[str] = None,
+                               checkpoint_average: int = 1, precision: str = "float32",
+                               ) -> Tuple[keras.Model, SubwordVocab, HParams, dict, List[str]]:
+    """`load_model`, and the checkpoint prefixes it read (last)."""
     hparams = read_hparams(model_dir)
     problem = read_problem(model_dir)
     vocab = SubwordVocab.from_file(vocab_path(model_dir))
     model = build_model(model_dir, precision)
-    averaging.average_into(model, checkpoints.select_checkpoints(
-        model_dir, checkpoint_path or "", checkpoint_average))
-    return model, vocab, hparams, problem
+    used = averaging.restore_latest(model, model_dir, checkpoint_path or "", checkpoint_average)
+    return model, vocab, hparams, problem, used
 
 
 def write_weights(model_dir: str, dst_dir: str, model, step: int) -> str:
@@ -181,17 +189,62 @@ def write_weights(model_dir: str, dst_dir: str, model, step: int) -> str:
     return checkpoints.save_weights(model, dst_dir, step)
 
 
-def write_average(model_dir: str, avg_dir: str, paths: List[str]) -> str:
-    """Averages the checkpoints `paths` of `model_dir` into a new model directory `avg_dir`.
+def write_average(model_dir: str, avg_dir: str, last: int = 5,
+                  paths: Optional[List[str]] = None) -> Tuple[str, List[str]]:
+    """Averages checkpoints of `model_dir` into the model directory `avg_dir`.
+
+    The average is written in full into a hidden temporary directory beside
+    `avg_dir` and renamed to `avg_dir` when complete, replacing a previous
+    average there: `avg_dir` is at every moment absent, the previous average
+    or the new one, never half-written, even if this process is killed.
+    Temporary directories left by killed runs are removed first.
+
+    Args:
+      last: average the last `last` complete checkpoints (a trainer may be
+        writing `model_dir`), unless `paths` names them.
+      paths: the checkpoint prefixes to average.
 
     Returns:
-      The written checkpoint prefix (`avg_dir/ckpt-<last step>`).
+      (the written checkpoint prefix `avg_dir/ckpt-<last step>`, the prefixes averaged).
+
+    Raises:
+      T2TError: `avg_dir` is the model directory, or exists and is not an
+        average (no average.json); no checkpoints; checkpoints of another model.
     """
-    if os.path.abspath(avg_dir) == os.path.abspath(model_dir):
+    avg_dir = os.path.abspath(avg_dir)
+    if avg_dir == os.path.abspath(model_dir):
         raise T2TError("--avg_dir must differ from the model directory.")
+    _check_replaceable(avg_dir)
+    parent, prefix = os.path.dirname(avg_dir), f".{os.path.basename(avg_dir)}.tmp-avg-"
+    os.makedirs(parent, exist_ok=True)
+    atomic.remove_stale(parent, prefix)
     model = build_model(model_dir)
-    averaging.average_into(model, paths)
-    return write_weights(model_dir, avg_dir, model, checkpoints.checkpoint_step(paths[-1]))
+    if paths:
+        averaging.average_into(model, paths)
+    else:
+        paths = averaging.restore_latest(model, model_dir, "", last)
+    tmp = atomic.make_temp_dir(parent, prefix)
+    try:
+        step = checkpoints.checkpoint_step(paths[-1])
+        write_weights(model_dir, tmp, model, step)
+        atomic.write_text(os.path.join(tmp, AVERAGE_FILE), json.dumps(
+            {"model_dir": os.path.abspath(model_dir), "checkpoints": paths}, indent=2))
+        atomic.replace_dir(tmp, avg_dir)
+    finally:
+        if os.path.exists(tmp):  # an error before the rename: nothing half-written stays
+            shutil.rmtree(tmp, ignore_errors=True)
+    return os.path.join(avg_dir, f"ckpt-{step}"), paths
+
+
+def _check_replaceable(avg_dir: str) -> None:
+    """Refuses an `avg_dir` that exists and holds anything but an earlier average."""
+    if not os.path.lexists(avg_dir):
+        return
+    if not os.path.isdir(avg_dir):
+        raise T2TError(f"--avg_dir {avg_dir} exists and is not a directory.")
+    if os.listdir(avg_dir) and not os.path.exists(os.path.join(avg_dir, AVERAGE_FILE)):
+        raise T2TError(f"--avg_dir {avg_dir} exists and was not written by t2t-avg-checkpoints "
+                       f"(no {AVERAGE_FILE}): choose a new directory, or delete it.")
 
 
 def load_ensemble(model_dirs: List[str], checkpoint_average: int = 1,
@@ -287,15 +340,4 @@ class TrainingLock:
 
 def _gone(holder: dict) -> bool:
     """Whether the lock holder is a process of this host that no longer runs."""
-    if holder.get("host") != socket.gethostname():
-        return False
-    pid = holder.get("pid")
-    if not isinstance(pid, int) or pid <= 0:
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False  # alive, another user's
-    return False
+    return atomic.process_gone(holder.get("host"), holder.get("pid"))

@@ -47,7 +47,6 @@ from typing import Optional, Union
 
 import tensorflow as tf
 
-from t2t_lite import checkpoints
 from t2t_lite import model_dir as model_dir_lib
 from t2t_lite.data.layout import EOS_ID
 from t2t_lite.decode.search import Search, SearchParams, search_for_problem
@@ -142,8 +141,8 @@ def load_source(model_dir: str, decode_params: Union[SearchParams, str, None] = 
         raise T2TError(f"Model directory {model_dir!r} does not exist.")
     problem = model_dir_lib.problem_of(model_dir)
     params = _resolve_params(problem, decode_params)
-    model, vocab, _, _ = model_dir_lib.load_model(model_dir, checkpoint_path, checkpoint_average)
-    used = checkpoints.select_checkpoints(model_dir, checkpoint_path or "", checkpoint_average)
+    model, vocab, _, _, used = model_dir_lib.load_model_and_checkpoints(
+        model_dir, checkpoint_path, checkpoint_average)  # the checkpoints actually read
     info = {"model_dir": os.path.abspath(model_dir), "checkpoints": used,
             "decode_params": dataclasses.asdict(params),
             "exported_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}

@@ -4,16 +4,18 @@ TF Serving (and CTranslate2 users following the same convention) look only at
 subdirectories of the export base named by an integer. A version is written in
 full into a hidden temporary directory inside the base and renamed to its number
 when complete: a reader polling the base never sees a half-written version, and
-a writer killed midway leaves only a hidden `.tmp-export-*` directory, which
-no server loads.
+a writer killed midway leaves only a hidden `.tmp-export-<pid>@<host>@*`
+directory, which no server loads. The next export on the same host removes
+those of writers that are gone (`t2t_lite.atomic.remove_stale`); one of a
+writer still running, or of another host, is left alone.
 """
 
 import json
 import os
 import shutil
-import tempfile
 from typing import Callable
 
+from t2t_lite import atomic
 from t2t_lite import model_dir as model_dir_lib
 from t2t_lite.errors import T2TError
 
@@ -41,6 +43,8 @@ def prepare_export_dir(export_dir: str) -> None:
 def write_version(export_dir: str, write: Callable[[str], None]) -> str:
     """Calls `write(tmp_dir)` to fill a new version, then renames it to the next number.
 
+    The temporary directories of killed exports are removed first.
+
     Args:
       export_dir: the base directory of versions (created if missing).
       write: fills the (existing, empty) directory it is given.
@@ -52,10 +56,10 @@ def write_version(export_dir: str, write: Callable[[str], None]) -> str:
       T2TError: the base cannot be created or written.
     """
     prepare_export_dir(export_dir)
-    tmp = tempfile.mkdtemp(prefix=TMP_PREFIX, dir=export_dir)
+    atomic.remove_stale(export_dir, TMP_PREFIX)
+    tmp = atomic.make_temp_dir(export_dir, TMP_PREFIX)
     try:
         write(tmp)
-        os.chmod(tmp, 0o755)  # mkdtemp makes it private to the user
         while True:
             path = os.path.join(export_dir, str(next_version(export_dir)))
             try:

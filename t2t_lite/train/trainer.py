@@ -27,7 +27,7 @@ from typing import Callable, Dict, Optional
 import keras
 import tensorflow as tf
 
-from t2t_lite import model_dir
+from t2t_lite import atomic, model_dir
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
 from t2t_lite.train.keras_internals import dropout_seed_states
@@ -111,6 +111,7 @@ class Trainer:
         self.accumulate = accumulation_steps(hparams, self.strategy.num_replicas_in_sync)
         self.evaluator = evaluator
         self._signal = None
+        self._saved_step: Optional[int] = None  # the step of the last checkpoint written or read
 
         with self.strategy.scope():
             self.optimizer.build(self.model.trainable_variables)
@@ -210,7 +211,13 @@ class Trainer:
         self._signal = signum
 
     def _save(self) -> None:
+        """Saves a checkpoint of this step unless one was saved or restored at it:
+        TensorFlow rewrites `ckpt-N.index` in place, so saving the same step again
+        would show a reader of that listed checkpoint a half-written index."""
+        if self.step == self._saved_step:
+            return  # on every worker alike: saving is collective
         self.manager.save(checkpoint_number=self.step)
+        self._saved_step = self.step
         if not self.chief:
             shutil.rmtree(self.manager.directory, ignore_errors=True)
 
@@ -236,6 +243,7 @@ class Trainer:
         latest = tf.train.latest_checkpoint(self.output_dir)
         if latest:
             self.checkpoint.restore(latest)
+            self._saved_step = self.step
             if not self.exact_data_resume and int(self.batches_read.numpy()):
                 self.dataset = self._distributed_dataset(int(self.batches_read.numpy()))
                 self.iterator = iter(self.dataset)
@@ -350,6 +358,4 @@ class Trainer:
                 if json.load(f)["bleu"] >= bleu:
                     return
         model_dir.write_weights(self.output_dir, best_dir, self.model, self.step)
-        with open(record_path + ".tmp", "w", encoding="utf-8") as f:
-            json.dump({"bleu": bleu, "step": self.step}, f)
-        os.replace(record_path + ".tmp", record_path)
+        atomic.write_text(record_path, json.dumps({"bleu": bleu, "step": self.step}))

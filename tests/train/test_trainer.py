@@ -34,9 +34,9 @@ def tiny_hparams(overrides: str = ""):
 def train(data_dir, output_dir, steps, hp=None, **options):
     from t2t_lite.train.experiment import make_trainer
     from t2t_lite.train.trainer import TrainOptions
-    opts = TrainOptions(train_steps=steps, eval_every=0, log_every=1000,
-                        save_checkpoints_steps=0, save_checkpoints_secs=0,
-                        eval_bleu_sentences=0, **options)
+    opts = TrainOptions(**{**dict(train_steps=steps, eval_every=0, log_every=1000,
+                                  save_checkpoints_steps=0, save_checkpoints_secs=0,
+                                  eval_bleu_sentences=0), **options})
     trainer = make_trainer(hp or tiny_hparams(), PROBLEM, data_dir, str(output_dir), VOCAB, opts)
     result = trainer.train()
     return trainer, result
@@ -61,9 +61,28 @@ def test_interrupted_and_resumed_equals_uninterrupted(data_dir, tmp_path):
     assert resumed.step == full.step == 12
     assert resumed_result.loss == pytest.approx(full_result.loss, rel=1e-6)
     for a, b in zip(weights(full), weights(resumed)):
-        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+        np.testing.assert_array_equal(a, b)  # bit for bit on one device
     # Checkpoints of both runs exist at the end step.
     assert os.path.exists(tmp_path / "resumed" / "ckpt-12.index")
+
+
+def test_a_listed_checkpoint_is_never_rewritten(data_dir, tmp_path, monkeypatch):
+    """TensorFlow rewrites ckpt-N.index in place: saving a step twice (the last
+    periodic save, then the final one; or a resumed run at its end step) would
+    show a reader of that listed checkpoint a half-written index."""
+    import tensorflow as tf
+    saved = []
+    real_save = tf.train.CheckpointManager.save
+
+    def save(manager, checkpoint_number=None, **kwargs):
+        saved.append(checkpoint_number)
+        return real_save(manager, checkpoint_number=checkpoint_number, **kwargs)
+
+    monkeypatch.setattr(tf.train.CheckpointManager, "save", save)
+    train(data_dir, tmp_path / "m", 4, save_checkpoints_steps=2)
+    assert saved == [2, 4]
+    train(data_dir, tmp_path / "m", 4, save_checkpoints_steps=2)  # resumed at its end step
+    assert saved == [2, 4]
 
 
 def test_dev_loss_falls_and_metrics_are_reported(data_dir, tmp_path):
