@@ -30,10 +30,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--quantization", default=None,
                    help="ctranslate2 only: the weights' type, float32 (default), int8, "
                         "int8_float32, int8_float16, int8_bfloat16, int16, float16 or bfloat16")
-    p.add_argument("--export_dir", help="base directory of the numbered SavedModel versions")
+    p.add_argument("--export_dir", help="base directory of the numbered export versions")
     p.add_argument("--decode_hparams", default="",
                    help="beam_size, alpha, extra_length, length_penalty, max_input_length "
-                        "(fixed in the SavedModel; default: the problem's)")
+                        "(fixed in the SavedModel; recorded as translate_batch arguments "
+                        "for ctranslate2; default: the problem's)")
     p.add_argument("--checkpoint_path", help="a ckpt-N prefix (default: the latest)")
     p.add_argument("--checkpoint_average", type=int, default=1,
                    help="average the last N checkpoints (up to --checkpoint_path)")
