@@ -57,10 +57,10 @@ def t2t_lite_outputs(model_dir, lines, params, batch_size, precision):
                  lambda: decode_lines(translator, lines[:batch_size], options))
 
 
-def ct2_outputs(path, lines, batch_size, compute_type, threads):
+def ct2_outputs(path, lines, batch_size, compute_type, threads, extra_length):
     translator = CT2Translator(path, compute_type=compute_type, threads=threads)
-    return timed(lambda: translator.translate(lines, batch_size),
-                 lambda: translator.translate(lines[:batch_size], batch_size))
+    return timed(lambda: translator.translate(lines, batch_size, extra_length),
+                 lambda: translator.translate(lines[:batch_size], batch_size, extra_length))
 
 
 def tokenization_differences(model_dir, lines, ct2_path) -> int:
@@ -81,6 +81,10 @@ def main() -> None:
     p.add_argument("--precisions", default="float32,bfloat16")
     p.add_argument("--compute_types", default="float32,int8")
     p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--t2t_max_length", action="store_true",
+                   help="CTranslate2 outputs capped at input length + extra_length as "
+                        "t2t-decoder's (sources grouped by length); default: one "
+                        "max_decoding_length for all, as a plain translate_batch call")
     p.add_argument("--bleu_tokenize", default="13a",
                    help="sacreBLEU tokenizer (char for one-word outputs such as numbers)")
     p.add_argument("--diffs", help="write the lines that differ from t2t-lite float32 here")
@@ -98,11 +102,13 @@ def main() -> None:
         runs[f"t2t-lite {precision}"] = t2t_lite_outputs(args.output_dir, lines, params,
                                                          args.batch_size, precision)
     for compute_type in args.compute_types.split(","):
-        runs[f"CTranslate2 {compute_type}"] = ct2_outputs(ct2_path, lines, args.batch_size,
-                                                           compute_type, args.threads)
+        runs[f"CTranslate2 {compute_type}"] = ct2_outputs(
+            ct2_path, lines, args.batch_size, compute_type, args.threads,
+            params.extra_length if args.t2t_max_length else None)
     baseline = next(iter(runs.values()))[0]
     print(f"{len(lines)} lines, {args.threads} threads, batch {args.batch_size}, "
-          f"decode_hparams {args.decode_hparams}")
+          f"decode_hparams {args.decode_hparams}, CTranslate2 max length: "
+          + ("input + extra_length" if args.t2t_max_length else "max_decoding_length"))
     print(f"{'system':<24} {'sentences/s':>11} {'BLEU':>6} {'identical to first':>19}")
     for name, (outputs, seconds) in runs.items():
         bleu, _ = corpus_bleu(outputs, references, args.bleu_tokenize)

@@ -12,7 +12,7 @@ Imports only ctranslate2 and sentencepiece (and this package's name).
 
 import json
 import os
-from typing import List, Sequence
+from typing import List, Optional, Sequence
 
 SENTENCEPIECE_FILE = "sentencepiece.model"  # copied beside the model by t2t-exporter
 PROVENANCE_DIR = "t2t_lite"                 # hparams.json, problem.json, export.json
@@ -51,18 +51,40 @@ class CT2Translator:
         """SentencePiece pieces of each line (no EOS: the model adds it)."""
         return self.tokenizer.encode(list(lines), out_type=str)
 
-    def translate_pieces(self, pieces: Sequence[Sequence[str]], batch_size: int = 32
-                         ) -> List[List[str]]:
-        """Best hypothesis (pieces) of each source (pieces)."""
-        results = self.translator.translate_batch(list(pieces), max_batch_size=batch_size,
-                                                  **self.options)
-        return [result.hypotheses[0] for result in results]
+    def translate_pieces(self, pieces: Sequence[Sequence[str]], batch_size: int = 32,
+                         extra_length: Optional[int] = None) -> List[List[str]]:
+        """Best hypothesis (pieces) of each source (pieces).
 
-    def translate(self, lines: Sequence[str], batch_size: int = 32) -> List[str]:
-        """One translation per line; blank lines give ""."""
+        `extra_length`: cap each output at its source's length (EOS included) +
+        `extra_length` tokens, t2t-decoder's rule, by translating the sources of
+        each length with their own `max_decoding_length` (CTranslate2 takes one
+        per call); None: the recorded `max_decoding_length` for all.
+        """
+        if extra_length is None:
+            groups = {None: list(range(len(pieces)))}
+        else:
+            groups = {}
+            for i, source in enumerate(pieces):
+                groups.setdefault(len(source) + 1 + extra_length, []).append(i)
+        hypotheses = [None] * len(pieces)
+        for max_length, rows in groups.items():
+            options = dict(self.options)
+            if max_length is not None:
+                options["max_decoding_length"] = min(max_length, options["max_decoding_length"])
+            results = self.translator.translate_batch([pieces[i] for i in rows],
+                                                      max_batch_size=batch_size, **options)
+            for i, result in zip(rows, results):
+                hypotheses[i] = result.hypotheses[0]
+        return hypotheses
+
+    def translate(self, lines: Sequence[str], batch_size: int = 32,
+                  extra_length: Optional[int] = None) -> List[str]:
+        """One translation per line; blank lines give "" (`extra_length`: see
+        `translate_pieces`)."""
         todo = [i for i, line in enumerate(lines) if line.strip()]
         outputs = [""] * len(lines)
-        hypotheses = self.translate_pieces(self.tokenize([lines[i] for i in todo]), batch_size)
+        hypotheses = self.translate_pieces(self.tokenize([lines[i] for i in todo]), batch_size,
+                                           extra_length)
         for i, pieces in zip(todo, hypotheses):
             outputs[i] = self.tokenizer.decode(pieces)
         return outputs

@@ -152,6 +152,27 @@ def test_quantization_only_with_the_ctranslate2_format(capsys):
     assert "--quantization applies to --format=ctranslate2 only" in capsys.readouterr().err
 
 
+def test_t2t_decoder_max_length_rule(tmp_path):
+    """A random model that rarely stops: outputs end at input length + extra_length
+    in t2t-decoder, and in CT2Translator with `extra_length` (sources grouped by
+    length); without it CTranslate2 runs to its one max_decoding_length."""
+    model_dir = make_model_dir(str(tmp_path / "model"), steps=(0,),
+                               hparams_overrides=SHAPES["post-norm, tied"])
+    path = ctranslate2_export.export_ctranslate2(model_dir, str(tmp_path / "ct2"))
+    lines = number_sentences(13)[1:]
+    params = SearchParams(beam_size=1, extra_length=3)
+    model, vocab, _, _ = model_dir_lib.load_model(model_dir)
+    expected = decode_lines(Translator(Search(model, params), vocab), lines)
+    client = CT2Translator(path, compute_type="float32", beam_size=1)
+    assert client.translate(lines, extra_length=3) == expected
+    source_lengths = [len(ids) for ids in vocab.encode_texts(lines)]  # EOS included
+    cut = [len(h) for h in client.translate_pieces(client.tokenize(lines), extra_length=3)]
+    assert all(n <= s + 3 for n, s in zip(cut, source_lengths))
+    assert sum(n == s + 3 for n, s in zip(cut, source_lengths)) >= 6  # most hit the cap
+    uncapped = client.translate_pieces(client.tokenize(lines))
+    assert max(len(h) for h in uncapped) > max(s + 3 for s in source_lengths)
+
+
 # -- A trained model, t2t-decoder against the export's user path -------------------
 
 # 400 steps with a shorter warm-up than transformer_tiny's 1000: about 99 character
