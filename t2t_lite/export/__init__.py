@@ -1,1 +1,2 @@
-"""Exporting a model directory as a SavedModel for TF Serving (see exporter.py)."""
+"""Exporting a model directory: a SavedModel for TF Serving (exporter.py) or a
+CTranslate2 model (ctranslate2_export.py), as numbered versions (versions.py)."""

@@ -102,13 +102,11 @@ def _embedding_without_pad(matrix: np.ndarray) -> np.ndarray:
 
 
 def check_convertible(hp) -> None:
-    """Raises `T2TError` (one line) for a model CTranslate2 cannot represent."""
+    """Raises `T2TError` (one line) for a model CTranslate2 cannot represent.
+    (Channels divisible by num_heads: `HParams` already guarantees it.)"""
     if hp.key_channels != hp.value_channels:
         raise T2TError(f"CTranslate2 needs d_k = d_v; this model has attention_key_channels="
                        f"{hp.key_channels} and attention_value_channels={hp.value_channels}.")
-    if hp.key_channels % hp.num_heads:
-        raise T2TError(f"attention channels {hp.key_channels} are not divisible by "
-                       f"num_heads={hp.num_heads}.")
 
 
 def transformer_spec(model, pieces: List[str], max_positions: int = DEFAULT_MAX_POSITIONS):
