@@ -2,7 +2,6 @@
 
 import json
 import os
-import shutil
 
 import pytest
 
@@ -15,18 +14,16 @@ TRAIN = [f"--problem={PROBLEM}", "--hparams_set=transformer_tiny",
          "--eval_bleu_sentences=0", "--log_every=1"]
 
 
-@pytest.fixture(scope="module")
-def clean_data(tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("numbers") / "data")
-    datagen.generate_data(PROBLEM, path, None, log=lambda line: None)
-    return path
+@pytest.fixture
+def clean_data(numbers_data):
+    """The suite's shared numbers data (read only)."""
+    return numbers_data
 
 
 @pytest.fixture
-def data(clean_data, tmp_path):
-    path = str(tmp_path / "data")
-    shutil.copytree(clean_data, path)
-    return path
+def data(numbers_data_copy):
+    """A private copy of it, to damage."""
+    return numbers_data_copy
 
 
 def shard(data_dir, split, index=0):

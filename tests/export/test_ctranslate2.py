@@ -6,11 +6,12 @@ Two levels of evidence:
     token, on random models of every supported shape (post- and pre-norm, tied
     and untied embeddings, learned positions, d_k != d_model / h), and a
     converter that maps one weight wrongly fails that check;
-  - a trained model (the default numbers problem, a few hundred steps)
-    translates the test set line for line as t2t-decoder does, greedy and
-    beam 4, through the export's user path (Python sentencepiece +
-    `translate_batch` with the recorded arguments), and its int8 version stays
-    within 0.5 BLEU of float32.
+  - a trained model (the default numbers problem: the suite's shared
+    `numbers_model` and its `ctranslate2_export`, conftest.py) translates
+    the test set line for line as t2t-decoder does, greedy and beam 4,
+    through the export's user path (Python sentencepiece + `translate_batch`
+    with the recorded arguments), and its int8 version stays within 0.5 BLEU
+    of float32.
 """
 
 import json
@@ -25,7 +26,7 @@ ctranslate2 = pytest.importorskip(
 
 from t2t_lite import model_dir as model_dir_lib  # noqa: E402
 from t2t_lite import registry  # noqa: E402
-from t2t_lite.bin import t2t_exporter, t2t_trainer  # noqa: E402
+from t2t_lite.bin import t2t_exporter  # noqa: E402
 from t2t_lite.decode.decoding import DecodeOptions, decode_lines  # noqa: E402
 from t2t_lite.decode.search import Search, SearchParams  # noqa: E402
 from t2t_lite.decode.translator import Translator  # noqa: E402
@@ -34,6 +35,7 @@ from t2t_lite.export import ctranslate2_export, ctranslate2_spec  # noqa: E402
 from t2t_lite.export.ctranslate2_client import CT2Translator, recorded_options  # noqa: E402
 from t2t_lite.metrics.bleu import corpus_bleu  # noqa: E402
 
+from conftest import CTRANSLATE2_DECODE  # noqa: E402
 from model_dirs import make_model_dir, number_sentences  # noqa: E402
 
 SHAPES = {
@@ -175,26 +177,17 @@ def test_t2t_decoder_max_length_rule(tmp_path):
 
 # -- A trained model, t2t-decoder against the export's user path -------------------
 
-# 400 steps with a shorter warm-up than transformer_tiny's 1000: about 99 character
-# BLEU on the test numbers (a model whose int8 comparison means something), in 2 minutes.
-STEPS, WARMUP = 400, 200
-DECODE = "beam_size=4,alpha=0.6,length_penalty=fairseq"
+DECODE = CTRANSLATE2_DECODE
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    """(model dir, CTranslate2 export of it, test sources, test references)."""
-    base = tmp_path_factory.mktemp("trained")
-    model = str(base / "model")
-    assert t2t_trainer.main(["--problem=translate_ende_numbers", "--hparams_set=transformer_tiny",
-                             "--generate_data", f"--data_dir={base}/data",
-                             f"--output_dir={model}", f"--train_steps={STEPS}",
-                             f"--hparams=learning_rate_warmup_steps={WARMUP}",
-                             "--eval_every=0", "--log_every=1000"]) == 0
-    assert t2t_exporter.main(["--format=ctranslate2", f"--output_dir={model}",
-                              f"--export_dir={base}/ct2", f"--decode_hparams={DECODE}"]) == 0
+def trained(numbers_model, ctranslate2_export):
+    """(model dir, CTranslate2 export of it, test sources, test references): the shared
+    model trained by the README's command (about 99 character BLEU on the test numbers,
+    a model whose int8 comparison means something) and its conversion."""
     pairs = list(registry.problem("translate_ende_numbers").raw_pairs("test", None))[:400]
-    return model, str(base / "ct2" / "1"), [s for s, _ in pairs], [t for _, t in pairs]
+    return (numbers_model.path, ctranslate2_export, [s for s, _ in pairs],
+            [t for _, t in pairs])
 
 
 def t2t_decoder_outputs(model_dir, lines, params):

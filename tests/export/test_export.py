@@ -12,22 +12,18 @@ import subprocess
 import sys
 import textwrap
 
-import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
-import t2t_lite
 from t2t_lite.bin import t2t_decoder, t2t_exporter
 from t2t_lite.decode.search import Search, SearchParams
 from t2t_lite.decode.translator import Translator
 from t2t_lite.model_dir import load_model
-from t2t_lite.export.exporter import export
 from t2t_lite import model_dir as model_dir_lib
 
-from model_dirs import make_model_dir, number_sentences
+from conftest import EXPORT_DECODE
 
-DECODE = "beam_size=3,alpha=0.6,extra_length=8"
+DECODE = EXPORT_DECODE
 LONG = " ".join(["seven hundred"] * 300)  # ~600 subwords, beyond max_length (256)
 INPUTS = ["one hundred and one", "", "   ", "seventy-two thousand, four hundred and nine",
           "fünf — 東京 ✓ naïve", "two", LONG, LONG + " and nine", "\u3000\t"]
@@ -68,43 +64,16 @@ SAVED_MODEL_CLI = textwrap.dedent("""
 """)
 
 
-def _train_briefly(path: str, steps: int = 200) -> None:
-    """Saves ckpt-2: a fresh model trained to copy number words (non-trivial outputs)."""
-    keras.utils.set_random_seed(1)  # first: it clears TF's kernel cache, tokenizers included
-    _, vocab, hparams, problem = load_model(path)
-    model = t2t_lite.build_model(hparams, problem["vocab_size"])
-    ids = vocab.encode(tf.constant(number_sentences())).to_tensor()  # [400, S]
-    optimizer = keras.optimizers.Adam(5e-3)
-
-    @tf.function
-    def step(x):
-        with tf.GradientTape() as tape:
-            logits = model({"inputs": x, "targets": x}, training=True)
-            mask = tf.cast(x > 0, tf.float32)
-            loss = tf.nn.sparse_softmax_cross_entropy_with_logits(x, logits)
-            loss = tf.reduce_sum(loss * mask) / tf.reduce_sum(mask)
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-
-    for i in range(steps):
-        start = i * 32 % (ids.shape[0] - 32)
-        step(ids[start:start + 32])
-    manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model), path, max_to_keep=None)
-    manager.save(checkpoint_number=2)
+@pytest.fixture(scope="module")
+def model_dir(numbers_model):
+    """The suite's trained numbers model (conftest.py): non-trivial translations."""
+    return numbers_model.path
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    path = make_model_dir(str(tmp_path_factory.mktemp("m") / "model"), steps=(1,))
-    _train_briefly(path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def exported(model_dir, tmp_path_factory):
-    """(export_dir, version path) of an export of the latest checkpoint."""
-    export_dir = str(tmp_path_factory.mktemp("e") / "ende")
-    path = export(model_dir, export_dir, DECODE)
+def exported(saved_model_export):
+    """(export_dir, version path) of the suite's export of the latest checkpoint."""
+    export_dir, path = saved_model_export
     assert path == os.path.join(export_dir, "1")
     return export_dir, path
 
@@ -126,6 +95,7 @@ def _python(code: str, *args, stdin: str = "", cwd=None) -> subprocess.Completed
 def test_fresh_process_both_loaders_equal_translator_and_decoder(
         exported, model_dir, translator, tmp_path):
     # Move the export elsewhere and hide the model directory: nothing may point back.
+    # (The shared model directory is renamed back before anything else reads it.)
     moved = str(tmp_path / "elsewhere" / "ende" / "1")
     shutil.copytree(exported[1], moved)
     hidden = model_dir + ".hidden"
@@ -182,8 +152,8 @@ def test_saved_model_cli_show_and_run(exported, translator, tmp_path):
     assert repr(translator.translate([sentence])[0].encode()) in run
 
 
-def test_layout_provenance_and_versions(exported, model_dir, capsys):
-    export_dir, path = exported
+def test_layout_provenance_and_versions(saved_model_export_copy, model_dir, capsys):
+    export_dir, path = saved_model_export_copy
     vocab = model_dir_lib.vocab_path(model_dir)
     with open(vocab, "rb") as f, open(os.path.join(path, "assets", os.path.basename(vocab)),
                                       "rb") as g:
@@ -194,7 +164,7 @@ def test_layout_provenance_and_versions(exported, model_dir, capsys):
             assert json.load(f) == json.load(g)
     with open(os.path.join(extra, "export.json")) as f:
         info = json.load(f)
-    assert info["checkpoints"] == [os.path.join(model_dir, "ckpt-2")]
+    assert info["checkpoints"] == [os.path.join(model_dir, "ckpt-2000")]
     assert info["decode_params"]["beam_size"] == 3 and info["decode_params"]["extra_length"] == 8
 
     # Through the command line: the next version, chosen weights, no temporary left over.
@@ -204,7 +174,7 @@ def test_layout_provenance_and_versions(exported, model_dir, capsys):
     assert sorted(os.listdir(export_dir)) == ["1", "2"]
     with open(os.path.join(export_dir, "2", "assets.extra", "export.json")) as f:
         assert json.load(f)["checkpoints"] == [os.path.join(model_dir, f"ckpt-{n}")
-                                               for n in (1, 2)]
+                                               for n in (1000, 2000)]
 
 
 @pytest.mark.parametrize("case, message", [

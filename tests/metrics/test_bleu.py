@@ -99,16 +99,16 @@ def test_degraded_copy_has_a_middling_score(reference):
     assert 20 < score.score < 80  # the comparisons above are not of 0 with 0
 
 
-def test_same_line_as_the_sacrebleu_command(reference, tmp_path):
+def test_same_line_as_the_sacrebleu_command(reference, tmp_path, capsys):
     refs = read_lines(str(reference))
     hyp_file = write(tmp_path / "hyp.txt", degrade(refs))
-    ours = subprocess.run([sys.executable, "-m", "t2t_lite.bin.t2t_bleu", "--translation",
-                           str(hyp_file), "--reference", str(reference)],
-                          capture_output=True, text=True, check=True)
+    code, out, err = run_main(capsys, "--translation", str(hyp_file), "--reference",
+                              str(reference))
+    # The reference: sacrebleu's own command, as a user types it.
     theirs = subprocess.run([sys.executable, "-m", "sacrebleu", str(reference), "-i",
                              str(hyp_file), "-f", "text", "-w", "2"],
                             capture_output=True, text=True, check=True)
-    assert ours.stdout == theirs.stdout and ours.stderr == ""
+    assert code == 0 and out == theirs.stdout and err == ""
 
 
 def test_user_errors_are_one_line(tmp_path, capsys):
@@ -146,7 +146,7 @@ def test_read_lines_matches_sacrebleu_reading(tmp_path):
     assert read_lines(str(path)) == []
 
 
-def test_help_works():
-    result = subprocess.run([sys.executable, "-m", "t2t_lite.bin.t2t_bleu", "--help"],
-                            capture_output=True, text=True)
-    assert result.returncode == 0 and "--translation" in result.stdout
+def test_help_works(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        t2t_bleu.main(["--help"])
+    assert exit_info.value.code == 0 and "--translation" in capsys.readouterr().out

@@ -5,7 +5,6 @@ The sample tests skip when ../shared/data is absent (the `shared_data` fixture).
 
 import os
 import re
-import shutil
 
 import numpy as np
 import pytest
@@ -75,14 +74,6 @@ def test_sample_splits_match_the_cleaned_trees_file(sample):
                      "(PP IN (NP DT JJ NN ) ) (NP NNP CD ) ) ) . )")
 
 
-def _small_treebank(sample, root):
-    """A few sample files in the sample's layout: train 0001+0003, dev 0160, test 0180."""
-    root.mkdir()
-    for number in (1, 3, 160, 180):
-        shutil.copy(sample / "combined" / f"wsj_{number:04d}.mrg", root)
-    return root
-
-
 def _index_counts(sample):
     counts = {}
     for row in (sample / "wsj_sample.index.tsv").read_text().splitlines()[1:]:
@@ -92,13 +83,10 @@ def _index_counts(sample):
 
 
 @pytest.fixture(scope="module")
-def small_data(sample, tmp_path_factory):
-    from t2t_lite.data import datagen
-    base = tmp_path_factory.mktemp("parsing")
-    raw = _small_treebank(sample, base / "raw")
-    log = []
-    meta = datagen.generate_data("parsing_english_ptb16k", str(base / "data"), str(raw), log.append)
-    return base, meta, log
+def small_data(ptb_data):
+    """(base dir, datagen metadata, datagen log) of the suite's PTB-sample data
+    (conftest.py: train wsj_0001 + wsj_0003, dev wsj_0160, test wsj_0180)."""
+    return ptb_data.base, ptb_data.meta, ptb_data.log
 
 
 def test_datagen_on_a_slice_writes_shards_words_and_gold_trees(sample, small_data):

@@ -1,10 +1,10 @@
 """The README's multi-machine commands, as a user types them, on 127.0.0.1.
 
-t2t-datagen once, `t2t-make-tf-configs`, then the same `t2t-trainer` command on
-each worker with its TF_CONFIG; then again with more steps (a resume). Both
-workers must exit 0, print the same losses, continue with the losses of an
-uninterrupted run, and leave one model directory (no scratch directories of
-the other worker).
+`t2t-make-tf-configs`, then the same `t2t-trainer` command on each worker with
+its TF_CONFIG (on the suite's shared t2t-datagen output); then again with more
+steps (a resume). Both workers must exit 0, print the same losses, continue
+with the losses and end with the weights of an uninterrupted run, and leave
+one model directory (no scratch directories of the other worker).
 """
 
 import os
@@ -12,6 +12,9 @@ import re
 import socket
 import subprocess
 import sys
+
+import numpy as np
+import tensorflow as tf
 
 from t2t_lite.bin import t2t_make_tf_configs
 
@@ -40,11 +43,8 @@ def run_workers(configs, data_dir, output_dir, steps):
     return [re.findall(r"^step (\d+)/\d+  loss (\S+)", out, re.M) for out, _ in outputs]
 
 
-def test_readme_multi_worker_commands(tmp_path, capsys):
-    data_dir, output_dir = str(tmp_path / "data"), str(tmp_path / "model")
-    subprocess.run([sys.executable, "-m", "t2t_lite.bin.t2t_datagen",
-                    "--problem=translate_ende_numbers", f"--data_dir={data_dir}",
-                    f"--tmp_dir={tmp_path / 'tmp'}"], check=True, capture_output=True)
+def test_readme_multi_worker_commands(tmp_path, capsys, numbers_data):
+    data_dir, output_dir = numbers_data, str(tmp_path / "model")
     workers = f"127.0.0.1:{free_port()},127.0.0.1:{free_port()}"
     assert t2t_make_tf_configs.main([f"--workers={workers}", "--format=json"]) == 0
     configs = capsys.readouterr().out.splitlines()
@@ -59,3 +59,14 @@ def test_readme_multi_worker_commands(tmp_path, capsys):
     names = sorted(os.listdir(output_dir))
     assert not [n for n in names if n.startswith("tmp_worker")], names
     assert "ckpt-5.index" in names and "ckpt-3.index" in names
+    # The weights too: had the workers' copies drifted apart, the resumed run (both
+    # restored from the chief's ckpt-3) would end elsewhere than the uninterrupted one.
+    resumed_weights = tf.train.load_checkpoint(os.path.join(output_dir, "ckpt-5"))
+    uninterrupted_weights = tf.train.load_checkpoint(
+        os.path.join(tmp_path, "uninterrupted", "ckpt-5"))
+    names = [n for n, _ in tf.train.list_variables(os.path.join(output_dir, "ckpt-5"))
+             if not n.startswith(("_CHECKPOINTABLE_OBJECT_GRAPH", "data/", "save_counter"))]
+    assert len(names) > 100  # the model's weights, the optimizer's slots and step
+    for name in names:
+        np.testing.assert_allclose(resumed_weights.get_tensor(name),
+                                   uninterrupted_weights.get_tensor(name), rtol=0, atol=1e-6)

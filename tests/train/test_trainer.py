@@ -2,9 +2,6 @@
 
 import os
 import re
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -168,24 +165,21 @@ def test_model_dir_is_self_describing_and_conflicts_are_errors(tmp_path):
         model_dir.read_hparams(str(tmp_path))
 
 
-MIRRORED_SCRIPT = textwrap.dedent("""
-    import sys
-    import numpy as np
-    import tensorflow as tf
-    cpu = tf.config.list_physical_devices("CPU")[0]
-    tf.config.set_logical_device_configuration(
-        cpu, [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()])
+def test_mirrored_two_replicas_equal_one_device_on_the_same_global_batch(mirrored_strategy):
     import keras
+    import tensorflow as tf
+
     import t2t_lite
-    from t2t_lite import registry
     from t2t_lite.train.schedule import make_optimizer
     from t2t_lite.train.step import apply_global_mean, replica_gradients
 
     hp = registry.hparams("transformer_tiny").parse("hidden_size=32,filter_size=64,"
                                                     "layer_prepostprocess_dropout=0.0")
     rng = np.random.RandomState(0)
-    inputs = rng.randint(3, 30, size=(4, 6)).astype("int32"); inputs[:, -1] = 1
-    targets = rng.randint(3, 30, size=(4, 5)).astype("int32"); targets[2:, 3:] = 0
+    inputs = rng.randint(3, 30, size=(4, 6)).astype("int32")
+    inputs[:, -1] = 1
+    targets = rng.randint(3, 30, size=(4, 5)).astype("int32")
+    targets[2:, 3:] = 0
 
     def run(strategy):
         keras.utils.set_random_seed(0)
@@ -200,28 +194,19 @@ MIRRORED_SCRIPT = textwrap.dedent("""
             return loss_sum / tf.distribute.get_replica_context().all_reduce("sum", tokens)
 
         n = strategy.num_replicas_in_sync
+
         def value_fn(ctx):
             i = ctx.replica_id_in_sync_group
             per = 4 // n
             return {"inputs": tf.constant(inputs[i * per:(i + 1) * per]),
                     "targets": tf.constant(targets[i * per:(i + 1) * per])}
         batch = strategy.experimental_distribute_values_from_function(value_fn)
-        loss = strategy.reduce("sum", tf.function(lambda b: strategy.run(replica_step, (b,)))(batch),
-                               axis=None)
+        loss = strategy.reduce(
+            "sum", tf.function(lambda b: strategy.run(replica_step, (b,)))(batch), axis=None)
         return float(loss), [v.numpy() for v in model.trainable_variables]
 
     loss1, w1 = run(tf.distribute.OneDeviceStrategy("/cpu:0"))
-    loss2, w2 = run(tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
+    loss2, w2 = run(mirrored_strategy())
     assert abs(loss1 - loss2) < 1e-5, (loss1, loss2)
     diff = max(float(np.abs(a - b).max()) for a, b in zip(w1, w2))
     assert diff < 1e-6, diff
-    print("OK", loss1, loss2, diff)
-""")
-
-
-def test_mirrored_two_replicas_equal_one_device_on_the_same_global_batch(tmp_path):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    proc = subprocess.run([sys.executable, "-c", MIRRORED_SCRIPT], capture_output=True,
-                          text=True, env=env, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.startswith("OK")

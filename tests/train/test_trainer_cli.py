@@ -54,14 +54,6 @@ def test_missing_data_is_a_one_line_error(capfd, tmp_path):
     assert_one_line_error(code, err, "No training data for translate_ende_numbers")
 
 
-@pytest.fixture(scope="module")
-def numbers_data(tmp_path_factory):
-    from t2t_lite.data.datagen import generate_data
-    path = str(tmp_path_factory.mktemp("numbers"))
-    generate_data("translate_ende_numbers", path, None, log=lambda line: None)
-    return path
-
-
 def test_unwritable_output_dir_is_a_one_line_error(capfd, numbers_data):
     # /proc refuses new directories even to root (CI runs as root, so a
     # chmod-ed directory would not do).
@@ -81,6 +73,8 @@ def test_output_dir_that_is_a_file_is_a_one_line_error(capfd, tmp_path, numbers_
 
 
 def test_short_run_on_the_default_problem_learns_and_resumes(capfd, tmp_path, numbers_data):
+    # 120 steps: the fewest in which transformer_tiny's own warm-up shows the dev loss
+    # fall by more than 1 nat (a 10-step warm-up reached only 0.24 in 40 steps).
     model = str(tmp_path / "model")
     common = ["--problem=translate_ende_numbers", "--hparams_set=transformer_tiny",
               f"--data_dir={numbers_data}", f"--output_dir={model}", "--eval_every=0",
@@ -92,7 +86,7 @@ def test_short_run_on_the_default_problem_learns_and_resumes(capfd, tmp_path, nu
     assert code == 0, err
     assert "Resumed from" in out and "ckpt-20" in out
     later_eval = float(out.split("eval step 120:")[1].split("loss ")[1].split()[0])
-    assert later_eval < first_eval - 1.0
+    assert later_eval < first_eval - 1.0, (first_eval, later_eval)
     assert "bleu" in out and "exact_match" in out
     # The best dev BLEU's weights are a model directory of their own.
     assert os.path.exists(os.path.join(model, "best", "hparams.json"))
@@ -102,7 +96,7 @@ def test_short_run_on_the_default_problem_learns_and_resumes(capfd, tmp_path, nu
     assert_one_line_error(code, err, "was trained with other hparams")
 
 
-def test_sigterm_saves_a_checkpoint_and_the_rerun_resumes(tmp_path, numbers_data):
+def test_sigterm_saves_a_checkpoint_and_the_rerun_resumes(capfd, tmp_path, numbers_data):
     import signal
     import subprocess
     import sys
@@ -110,8 +104,8 @@ def test_sigterm_saves_a_checkpoint_and_the_rerun_resumes(tmp_path, numbers_data
     model = str(tmp_path / "model")
     argv = [sys.executable, "-m", "t2t_lite.bin.t2t_trainer", "--problem=translate_ende_numbers",
             "--hparams_set=transformer_tiny", f"--data_dir={numbers_data}",
-            f"--output_dir={model}", "--eval_every=0", "--log_every=1",
-            "--save_checkpoints_steps=0", "--save_checkpoints_secs=0", "--train_steps=100000"]
+            f"--output_dir={model}", "--eval_every=0", "--eval_bleu_sentences=0",
+            "--log_every=1", "--save_checkpoints_steps=0", "--save_checkpoints_secs=0", "--train_steps=100000"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for line in proc.stdout:  # wait until training runs
         if line.startswith("step 3/"):
@@ -125,8 +119,8 @@ def test_sigterm_saves_a_checkpoint_and_the_rerun_resumes(tmp_path, numbers_data
     latest = tf.train.latest_checkpoint(model)
     step = int(latest.rsplit("-", 1)[1])
     assert step >= 3
-    proc = subprocess.run(argv[:-1] + [f"--train_steps={step + 2}"], capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    assert f"Resumed from {latest} at step {step}." in proc.stdout
-    assert f"step {step + 2}/{step + 2}" in proc.stdout
+    # The rerun needs no process of its own: it is the same program, in this one.
+    code, out, err = run(capfd, *argv[3:-1], f"--train_steps={step + 2}")
+    assert code == 0, err
+    assert f"Resumed from {latest} at step {step}." in out
+    assert f"step {step + 2}/{step + 2}" in out

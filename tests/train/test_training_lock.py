@@ -11,7 +11,6 @@ import time
 import pytest
 
 from t2t_lite.bin import t2t_trainer
-from t2t_lite.data import datagen
 from t2t_lite.errors import T2TError
 from t2t_lite.model_dir import LOCK_FILE, TrainingLock
 
@@ -46,9 +45,8 @@ def test_lock_refuses_a_live_holder_and_takes_over_a_dead_one(tmp_path):
         TrainingLock(str(tmp_path)).__enter__()
 
 
-def test_a_second_trainer_is_refused_while_the_first_runs(tmp_path, capfd):
-    data, model = str(tmp_path / "data"), str(tmp_path / "model")
-    datagen.generate_data(PROBLEM, data, None, log=lambda line: None)
+def test_a_second_trainer_is_refused_while_the_first_runs(tmp_path, capfd, numbers_data):
+    data, model = numbers_data, str(tmp_path / "model")
     first = subprocess.Popen(
         [sys.executable, "-m", "t2t_lite.bin.t2t_trainer", *TRAIN, f"--data_dir={data}",
          f"--output_dir={model}", "--train_steps=100000"],
@@ -59,7 +57,7 @@ def test_a_second_trainer_is_refused_while_the_first_runs(tmp_path, capfd):
             assert first.poll() is None and time.time() < deadline, first.communicate()
             time.sleep(0.5)
         argv = [*TRAIN, f"--data_dir={data}", f"--output_dir={model}", "--train_steps=1"]
-        capfd.readouterr()  # datagen's native log lines
+        capfd.readouterr()
         assert t2t_trainer.main(argv) == 1
         err = capfd.readouterr().err.strip()
         assert err.startswith("t2t-trainer: error: Another t2t-trainer (pid "
