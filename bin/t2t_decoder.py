@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from t2t_lite.decode.scoring import score_pairs
     from t2t_lite.decode.search import SearchParams, search_for_problem
     from t2t_lite.decode.translator import Translator
-    from t2t_lite.textio import read_lines
+    from t2t_lite.textio import read_lines, read_stream_lines
 
     if len(args.model_dirs) == 1:
         model, vocab, _, _ = model_dir_lib.load_model(args.model_dirs[0], args.checkpoint_path,
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     if args.decode_from_file:
         lines = read_lines(args.decode_from_file, strip="newline")
     else:
-        lines = sys.stdin.read().splitlines()
+        lines = read_stream_lines(sys.stdin.buffer, "standard input", strip="newline")
     outputs = decoding.decode_lines(translator, lines, options, postprocess=problem.postprocess,
                                     progress=decoding.stderr_progress)
     _write(args.decode_to_file, outputs)
@@ -112,6 +112,8 @@ def _write(path: Optional[str], lines: List[str]) -> None:
 
 
 def _interactive(translator, problem) -> int:
+    from t2t_lite.decode.decoding import one_line
+
     print("Type a sentence and press Enter (Ctrl-D to quit).", file=sys.stderr)
     while True:
         try:
@@ -119,7 +121,7 @@ def _interactive(translator, problem) -> int:
         except EOFError:
             return 0
         output = translator.translate([line])[0]
-        print(problem.postprocess(output, line) if line.strip() else "", flush=True)
+        print(one_line(problem.postprocess(output, line)) if line.strip() else "", flush=True)
 
 
 def main(argv: Optional[List[str]] = None) -> int:

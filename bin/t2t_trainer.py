@@ -68,7 +68,6 @@ def run(args: argparse.Namespace) -> int:
     from t2t_lite.train.trainer import TrainOptions
 
     strategy = make_strategy(args.strategy)  # before any other TensorFlow op
-    keras.config.set_dtype_policy(args.precision)
     options = TrainOptions(
         train_steps=args.train_steps, eval_every=args.eval_every, eval_steps=args.eval_steps,
         eval_bleu_sentences=args.eval_bleu_sentences,
@@ -78,9 +77,14 @@ def run(args: argparse.Namespace) -> int:
         random_seed=args.random_seed, jit_compile=args.jit_compile,
         early_stopping_patience=args.early_stopping_patience,
         max_train_minutes=args.max_train_minutes)
-    result = train_problem(problem, args.hparams_set, hparams, args.data_dir, args.output_dir,
-                           options, strategy, generate_data=args.generate_data,
-                           tmp_dir=args.tmp_dir)
+    previous_policy = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(args.precision)
+    try:
+        result = train_problem(problem, args.hparams_set, hparams, args.data_dir,
+                               args.output_dir, options, strategy,
+                               generate_data=args.generate_data, tmp_dir=args.tmp_dir)
+    finally:  # run in-process (main(argv)), it leaves the caller's policy as it was
+        keras.config.set_dtype_policy(previous_policy)
     if result.interrupted:
         return 130
     print(f"Done: step {result.step}, loss {result.loss:.4f}; model in {args.output_dir}.")

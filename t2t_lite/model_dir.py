@@ -23,7 +23,6 @@ temporary name and renamed into place when complete (`write_average`).
 import json
 import os
 import shutil
-import socket
 from typing import Any, Dict, List, Optional, Tuple
 
 import keras
@@ -282,62 +281,3 @@ def load_ensemble(model_dirs: List[str], checkpoint_average: int = 1,
     return models, vocab, first_problem
 
 
-LOCK_FILE = "trainer.lock"
-
-
-class TrainingLock:
-    """One trainer per model directory: `with TrainingLock(model_dir): ...`.
-
-    The lock is a file `trainer.lock` holding {"host", "pid"}, created with
-    O_EXCL and removed on exit. A second trainer on the same directory is
-    refused with one line; a lock left by a process that is gone (same host,
-    no such pid: a SIGKILL, a crash) is taken over with a note. A lock of
-    another host cannot be checked: the message says to delete the file if
-    that trainer is known to be gone. Multi-worker training takes it on the
-    chief only (the workers share the directory).
-    """
-
-    def __init__(self, model_dir: str, log=print):
-        self.path = os.path.join(model_dir, LOCK_FILE)
-        self.log = log
-        self.owner = {"host": socket.gethostname(), "pid": os.getpid()}
-
-    def _holder(self) -> Optional[dict]:
-        try:
-            with open(self.path, encoding="utf-8") as f:
-                return json.load(f)
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError):
-            return {}  # unreadable: written by a process killed mid-write
-
-    def __enter__(self) -> "TrainingLock":
-        for _ in range(2):
-            try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                holder = self._holder()
-                if holder is None:
-                    continue  # released meanwhile
-                if holder and not _gone(holder):
-                    where = (f"pid {holder.get('pid')} on {holder.get('host')}")
-                    raise T2TError(
-                        f"Another t2t-trainer ({where}) is training in {os.path.dirname(self.path)}; "
-                        f"wait for it or stop it (if it is gone, delete {self.path}).") from None
-                self.log(f"Taking over the lock {self.path} of a trainer that is gone "
-                         f"({holder or 'unreadable'}).")
-                os.remove(self.path)
-                continue
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(self.owner, f)
-            return self
-        raise T2TError(f"Could not take the lock {self.path}; another trainer is starting.")
-
-    def __exit__(self, *exc) -> None:
-        if self._holder() == self.owner:
-            os.remove(self.path)
-
-
-def _gone(holder: dict) -> bool:
-    """Whether the lock holder is a process of this host that no longer runs."""
-    return atomic.process_gone(holder.get("host"), holder.get("pid"))

@@ -44,20 +44,24 @@ def _open(path: PathLike) -> BinaryIO:
 
 def _lines(path: PathLike, strip: str) -> Iterator[str]:
     with _open(path) as f:
-        offset = 0  # of the current line's first byte in the file
-        for number, raw in enumerate(f, start=1):
-            size = len(raw)
-            raw = raw[:-1] if raw.endswith(b"\n") else raw
-            raw = raw[:-1] if raw.endswith(b"\r") else raw
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise T2TError(
-                    f"{path}, line {number}: not valid UTF-8 (byte 0x{raw[e.start]:02x} at "
-                    f"file offset {offset + e.start}: {e.reason}); convert the file "
-                    "(e.g. iconv -c -f utf-8 -t utf-8) and re-run.") from None
-            yield line.rstrip() if strip == "trailing_whitespace" else line
-            offset += size
+        yield from _stream_lines(f, path, strip)
+
+
+def _stream_lines(f: BinaryIO, name: PathLike, strip: str) -> Iterator[str]:
+    offset = 0  # of the current line's first byte in the file
+    for number, raw in enumerate(f, start=1):
+        size = len(raw)
+        raw = raw[:-1] if raw.endswith(b"\n") else raw
+        raw = raw[:-1] if raw.endswith(b"\r") else raw
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise T2TError(
+                f"{name}, line {number}: not valid UTF-8 (byte 0x{raw[e.start]:02x} at "
+                f"file offset {offset + e.start}: {e.reason}); convert the file "
+                "(e.g. iconv -c -f utf-8 -t utf-8) and re-run.") from None
+        yield line.rstrip() if strip == "trailing_whitespace" else line
+        offset += size
 
 
 def iter_lines(path: PathLike, *, strip: str) -> Iterator[str]:
@@ -82,6 +86,14 @@ def iter_lines(path: PathLike, *, strip: str) -> Iterator[str]:
 def read_lines(path: PathLike, *, strip: str) -> List[str]:
     """All lines of a UTF-8 text file as a list; as `iter_lines` (errors raised here)."""
     return list(iter_lines(path, strip=strip))
+
+
+def read_stream_lines(stream: BinaryIO, name: str, *, strip: str) -> List[str]:
+    """All lines of an open binary stream (e.g. `sys.stdin.buffer`), by the same
+    rules as `read_lines`; errors name the stream as `name` (e.g. "standard input")."""
+    if strip not in STRIP_MODES:
+        raise ValueError(f"Unknown strip {strip!r}; expected one of {', '.join(STRIP_MODES)}.")
+    return list(_stream_lines(stream, name, strip))
 
 
 def count_lines(path: PathLike) -> int:

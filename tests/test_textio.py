@@ -53,3 +53,13 @@ def test_missing_file_and_directory(tmp_path):
 def test_unknown_strip_fails_at_once(tmp_path):
     with pytest.raises(ValueError, match="Unknown strip 'all'"):
         textio.iter_lines(tmp_path / "never_opened.txt", strip="all")
+
+
+def test_a_stream_reads_like_a_file_and_errors_name_it():
+    import io
+    assert textio.read_stream_lines(io.BytesIO(TRICKY), "standard input", strip="newline") == [
+        "one  ", "\tA &amp; B\u00a0", "c\u2028d", "e\rf", "", "last"]
+    with pytest.raises(T2TError) as e:
+        textio.read_stream_lines(io.BytesIO(b"ok\n\xff\n"), "standard input", strip="newline")
+    assert str(e.value).startswith("standard input, line 2: not valid UTF-8 (byte 0xff at file "
+                                   "offset 3")

@@ -1,6 +1,11 @@
 """The decoder program's library: decoding lines, output options and formatting.
 
-One output line per input line, in input order.
+One output line per input line, in input order. A model can emit a line
+break (SentencePiece's byte pieces spell any character, "\\n" included): in
+what is written, "\\n" and "\\r" inside a hypothesis become a space, so the
+output keeps exactly one line per input; in the TAB-separated formats
+(`return_beams`, `write_beam_scores`) a TAB inside a hypothesis becomes a space
+too, so the columns stay where they belong.
 
 Inputs are sorted by length so that batches hold sentences of similar length
 (less padding, earlier stops), then the outputs are put back in input order.
@@ -63,9 +68,17 @@ def format_hypotheses(hypotheses: Sequence[str], scores: Sequence[float],
     """One output line: the best hypothesis, or with `return_beams` all of them
     TAB-separated; with `write_beam_scores` each followed by a TAB and its score."""
     beams = range(len(hypotheses) if options.return_beams else 1)
+    columns = options.return_beams or options.write_beam_scores
+    hypotheses = [one_line(h, keep_tabs=not columns) for h in hypotheses]
     if options.write_beam_scores:
         return "\t".join(f"{hypotheses[b]}\t{scores[b]:.4f}" for b in beams)
     return "\t".join(hypotheses[b] for b in beams)
+
+
+def one_line(text: str, keep_tabs: bool = True) -> str:
+    """`text` with each "\\r\\n", "\\n" and "\\r" (and TAB unless `keep_tabs`) as a space."""
+    text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    return text if keep_tabs else text.replace("\t", " ")
 
 
 def decode_lines(translator: Translator, lines: Sequence[str],

@@ -32,6 +32,7 @@ from t2t_lite.train.keras_internals import set_random_seed
 from t2t_lite.train.schedule import make_optimizer
 from t2t_lite.train.strategy import is_chief
 from t2t_lite.train.trainer import Trainer, TrainOptions, TrainResult
+from t2t_lite.training_lock import TrainingLock
 
 
 def make_trainer(hparams: HParams, problem_name: str, data_dir: str, output_dir: str,
@@ -85,7 +86,7 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
 
     Raises:
       T2TError: no training data, damaged shards, a model directory of another
-        run, or another trainer running in it (`model_dir.TrainingLock`).
+        run, or another trainer running in it (`training_lock.TrainingLock`).
     """
     if generate_data:
         datagen.generate_data(problem, data_dir, tmp_dir)
@@ -98,7 +99,7 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
     vocab = SubwordVocab.from_file(vocab_file)
     model_dir.prepare(output_dir, hparams, problem.name, vocab_file, vocab.vocab_size)
     strategy = strategy or tf.distribute.get_strategy()
-    lock = (model_dir.TrainingLock(output_dir) if is_chief(strategy)
+    lock = (TrainingLock(output_dir) if is_chief(strategy)
             else contextlib.nullcontext())
     with lock:
         trainer = make_trainer(hparams, problem.name, data_dir, output_dir, vocab.vocab_size,

@@ -77,6 +77,41 @@ def test_one_line_and_over_long_input(translator):
     assert len(decoding.decode_lines(translator, [long_line, "two"], OPTIONS)) == 2
 
 
+@pytest.mark.parametrize("options, expected", [
+    (decoding.DecodeOptions(), "a b c\td"),  # line breaks only; a TAB is text
+    (decoding.DecodeOptions(return_beams=True), "a b c d\tz"),
+    (decoding.DecodeOptions(write_beam_scores=True), "a b c d\t-1.5000"),
+])
+def test_a_hypothesis_with_line_breaks_is_written_on_one_line(options, expected):
+    assert decoding.format_hypotheses(["a\r\nb\rc\td", "z"], [-1.5, -2.0], options) == expected
+
+
+def test_outputs_stay_one_per_line_when_the_model_emits_line_breaks(translator):
+    # Byte pieces let a model emit "\n" (<0x0A>); here the postprocess step puts
+    # one into every hypothesis, which reaches the writer the same way.
+    lines = ["five", "", "six"]
+    outputs = decoding.decode_lines(translator, lines, OPTIONS,
+                                    postprocess=lambda h, line: f"{line}\n{h}\r")
+    plain = decoding.decode_lines(translator, lines, OPTIONS)
+    assert outputs == ["five " + plain[0] + " ", "", "six " + plain[2] + " "]
+
+
+def test_standard_input_is_read_by_the_files_rules(model_dir, monkeypatch, capfd):
+    import io
+    import sys
+    from t2t_lite.bin import t2t_decoder
+    stdin = io.TextIOWrapper(io.BytesIO("one\u2028two\r\n\nthree\n".encode("utf-8")))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    assert t2t_decoder.main([f"--output_dir={model_dir}", "--decode_hparams=beam_size=1"]) == 0
+    out = capfd.readouterr().out
+    assert len(out.split("\n")) == 4 and out.split("\n")[1] == ""  # 3 lines, not 4
+    stdin = io.TextIOWrapper(io.BytesIO(b"one\n\xff\n"))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    assert t2t_decoder.main([f"--output_dir={model_dir}"]) == 1
+    assert capfd.readouterr().err.startswith(
+        "t2t-decoder: error: standard input, line 2: not valid UTF-8")
+
+
 def test_cached_greedy_equals_rerunning_the_full_model(model_dir):
     model, vocab, _, _ = load_model(model_dir, model_dir + "/ckpt-1")
     greedy = Translator(Search(model, SearchParams(beam_size=1, extra_length=6)), vocab)

@@ -20,6 +20,7 @@ import pytest
 from t2t_lite import averaging, checkpoints
 from t2t_lite import model_dir as model_dir_lib
 from t2t_lite.bin import t2t_avg_checkpoints, t2t_decoder
+from t2t_lite.textio import read_lines
 
 from model_dirs import make_model_dir
 from paths import REPO_ROOT
@@ -101,7 +102,7 @@ def test_decoding_in_a_loop_while_the_trainer_saves(training, reads, tmp_path, c
                                  "--decode_hparams=beam_size=1,extra_length=4"])
         err = capfd.readouterr().err
         assert code == 0 and "error" not in err, err
-        assert len(out.read_text(encoding="utf-8").splitlines()) == len(SOURCES)
+        assert len(read_lines(out, strip="newline")) == len(SOURCES)  # "\n" only
         # The first checkpoint chosen was deleted by the trainer; the decoder chose
         # again and read `average` complete, newer checkpoints.
         gone, read = _steps(log, "gone"), _steps(log, "read")

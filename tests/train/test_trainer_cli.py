@@ -96,6 +96,29 @@ def test_short_run_on_the_default_problem_learns_and_resumes(capfd, tmp_path, nu
     assert_one_line_error(code, err, "was trained with other hparams")
 
 
+def test_mixed_float16_trains_with_loss_scaling_and_leaves_the_policy(capfd, tmp_path,
+                                                                      numbers_data):
+    """--precision=mixed_float16 through the program: float32 weights and a
+    dynamic loss scale saved with the checkpoint; in-process, the policy is restored."""
+    import keras
+    import tensorflow as tf
+    model = str(tmp_path / "model")
+    code, out, err = run(capfd, "--problem=translate_ende_numbers",
+                         "--hparams_set=transformer_tiny", "--precision=mixed_float16",
+                         "--hparams=hidden_size=32,filter_size=64", f"--data_dir={numbers_data}",
+                         f"--output_dir={model}", "--train_steps=3", "--eval_every=0",
+                         "--eval_bleu_sentences=0", "--eval_steps=1", "--log_every=1")
+    assert code == 0, err
+    assert "step 3/3" in out
+    assert keras.config.dtype_policy().name == "float32"
+    variables = dict(tf.train.list_variables(os.path.join(model, "ckpt-3")))
+    scales = [name for name in variables if "dynamic_scale" in name]
+    assert scales, sorted(variables)[:20]
+    reader = tf.train.load_checkpoint(os.path.join(model, "ckpt-3"))
+    assert reader.get_variable_to_dtype_map()["model/target_embedding/weights_matrix/"
+                                              ".ATTRIBUTES/VARIABLE_VALUE"] == tf.float32
+
+
 def test_sigterm_saves_a_checkpoint_and_the_rerun_resumes(capfd, tmp_path, numbers_data):
     import signal
     import subprocess

@@ -6,13 +6,14 @@ import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 
 import pytest
 
 from t2t_lite.bin import t2t_trainer
 from t2t_lite.errors import T2TError
-from t2t_lite.model_dir import LOCK_FILE, TrainingLock
+from t2t_lite.training_lock import LOCK_FILE, TrainingLock
 
 PROBLEM = "translate_ende_numbers"
 TRAIN = [f"--problem={PROBLEM}", "--hparams_set=transformer_tiny",
@@ -43,6 +44,71 @@ def test_lock_refuses_a_live_holder_and_takes_over_a_dead_one(tmp_path):
     path.write_text(json.dumps({"host": "another-host", "pid": 1}))
     with pytest.raises(T2TError, match="pid 1 on another-host.*if it is gone, delete"):
         TrainingLock(str(tmp_path)).__enter__()
+
+
+# A process that takes the lock when told to, round after round (the standard library
+# and t2t_lite.training_lock only: no TensorFlow, so many of them start in a moment).
+RACER = textwrap.dedent("""
+    import os, sys, time
+    from t2t_lite.errors import T2TError
+    from t2t_lite.training_lock import TrainingLock
+    model_dir, control, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+
+    def wait_for(name):
+        while not os.path.exists(os.path.join(control, name)):
+            time.sleep(0.0005)
+
+    for r in range(rounds):
+        wait_for(f"go-{r}")
+        lock = TrainingLock(model_dir, log=lambda line: None)
+        try:
+            lock.__enter__()
+            outcome = "won"
+        except T2TError:
+            outcome = "lost"
+        open(os.path.join(control, f"{outcome}-{r}-{os.getpid()}"), "w").close()
+        wait_for(f"end-{r}")
+        if outcome == "won":
+            lock.__exit__(None, None, None)
+        open(os.path.join(control, f"released-{r}-{os.getpid()}"), "w").close()
+""")
+
+
+def test_of_trainers_starting_at_once_exactly_one_takes_the_lock(tmp_path):
+    """6 processes take the lock at the same moment, 40 times; every other time the
+    directory holds the lock of a killed trainer. Each time exactly one wins."""
+    racers, rounds = 6, 40
+    model, control = tmp_path / "model", tmp_path / "control"
+    model.mkdir()
+    control.mkdir()
+    procs = [subprocess.Popen([sys.executable, "-c", RACER, str(model), str(control),
+                               str(rounds)], stderr=subprocess.PIPE, text=True)
+             for _ in range(racers)]
+    try:
+        for r in range(rounds):
+            if r % 2:
+                (model / LOCK_FILE).write_text(json.dumps({"host": socket.gethostname(),
+                                                           "pid": dead_pid()}))
+            (control / f"go-{r}").touch()
+            deadline = time.time() + 60
+            while len([n for n in os.listdir(control) if n.split("-")[1:2] == [str(r)]
+                       and n[:3] in ("won", "los")]) < racers:
+                assert time.time() < deadline and all(p.poll() is None for p in procs), [
+                    p.communicate()[1] for p in procs if p.poll() is not None]
+                time.sleep(0.005)
+            winners = [n for n in os.listdir(control) if n.startswith(f"won-{r}-")]
+            assert len(winners) == 1, (r, winners)
+            holder = json.loads((model / LOCK_FILE).read_text())
+            assert winners == [f"won-{r}-{holder['pid']}"]
+            (control / f"end-{r}").touch()
+            while len([n for n in os.listdir(control) if n.startswith(f"released-{r}-")]) < racers:
+                assert time.time() < deadline, "a racer did not release"
+                time.sleep(0.005)
+            assert not (model / LOCK_FILE).exists()
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.communicate()
 
 
 def test_a_second_trainer_is_refused_while_the_first_runs(tmp_path, capfd, numbers_data):
