@@ -376,3 +376,16 @@ def test_top_k_by_chunks_equals_top_k(vocab, k):
     np.testing.assert_array_equal(indices, expected.indices)
     compiled = tf.function(top_k_by_chunks, jit_compile=True)(x, k)
     np.testing.assert_array_equal(compiled[1], expected.indices)
+
+
+@pytest.mark.parametrize("setting", range(4))
+def test_pinned_outputs_of_many_examples_ending_at_different_steps(setting):
+    # Pins recorded from the search before finished examples left the batch
+    # (tests/decode/search_pins.py says how); every token and score must stay.
+    import json
+    from search_pins import PINS, run
+    with open(PINS) as f:
+        pin = json.load(f)[setting]
+    ids, scores = run(pin["beam_size"], pin["alpha"], pin["length_penalty"])
+    np.testing.assert_array_equal(ids, pin["ids"])
+    np.testing.assert_allclose(scores, pin["scores"], rtol=1e-5)
