@@ -48,19 +48,27 @@ def timed(fn, warm_up):
     return result, time.perf_counter() - start
 
 
-def t2t_lite_outputs(model_dir, lines, params, batch_size, precision):
+def t2t_lite_outputs(model_dir, lines, params, batch_size, precision, compact=None):
+    """((outputs, work), seconds): work is the search's useful/computed decoder rows."""
     model, vocab, _, _ = model_dir_lib.load_model(model_dir, precision=precision)
     problem = model_dir_lib.problem_of(model_dir)
-    translator = Translator(search_for_problem(model, problem, vocab, params), vocab)
+    search = search_for_problem(model, problem, vocab, params, compact=compact)
+    translator = Translator(search, vocab)
     options = DecodeOptions(batch_size=batch_size)
-    return timed(lambda: decode_lines(translator, lines, options),
-                 lambda: decode_lines(translator, lines[:batch_size], options))
+
+    def decode():
+        search.work.update(useful=0, computed=0)
+        return decode_lines(translator, lines, options), dict(search.work)
+
+    return timed(decode, lambda: decode_lines(translator, lines[:batch_size], options))
 
 
 def ct2_outputs(path, lines, batch_size, compute_type, threads, extra_length):
     translator = CT2Translator(path, compute_type=compute_type, threads=threads)
-    return timed(lambda: translator.translate(lines, batch_size, extra_length),
-                 lambda: translator.translate(lines[:batch_size], batch_size, extra_length))
+    (outputs, seconds) = timed(
+        lambda: translator.translate(lines, batch_size, extra_length),
+        lambda: translator.translate(lines[:batch_size], batch_size, extra_length))
+    return (outputs, None), seconds
 
 
 def tokenization_differences(model_dir, lines, ct2_path) -> int:
@@ -87,6 +95,8 @@ def main() -> None:
                         "max_decoding_length for all, as a plain translate_batch call")
     p.add_argument("--bleu_tokenize", default="13a",
                    help="sacreBLEU tokenizer (char for one-word outputs such as numbers)")
+    p.add_argument("--uncompacted", action="store_true",
+                   help="also time t2t-lite float32 with finished sentences kept in the batch")
     p.add_argument("--diffs", help="write the lines that differ from t2t-lite float32 here")
     args = p.parse_args()
     tf.config.threading.set_intra_op_parallelism_threads(args.threads)
@@ -101,24 +111,30 @@ def main() -> None:
     for precision in args.precisions.split(","):
         runs[f"t2t-lite {precision}"] = t2t_lite_outputs(args.output_dir, lines, params,
                                                          args.batch_size, precision)
+    if args.uncompacted:
+        runs["t2t-lite float32 uncompacted"] = t2t_lite_outputs(
+            args.output_dir, lines, params, args.batch_size, "float32", compact=False)
     for compute_type in args.compute_types.split(","):
         runs[f"CTranslate2 {compute_type}"] = ct2_outputs(
             ct2_path, lines, args.batch_size, compute_type, args.threads,
             params.extra_length if args.t2t_max_length else None)
-    baseline = next(iter(runs.values()))[0]
+    baseline = next(iter(runs.values()))[0][0]
     print(f"{len(lines)} lines, {args.threads} threads, batch {args.batch_size}, "
           f"decode_hparams {args.decode_hparams}, CTranslate2 max length: "
           + ("input + extra_length" if args.t2t_max_length else "max_decoding_length"))
-    print(f"{'system':<24} {'sentences/s':>11} {'BLEU':>6} {'identical to first':>19}")
-    for name, (outputs, seconds) in runs.items():
+    print(f"{'system':<30} {'sentences/s':>11} {'BLEU':>6} {'identical to first':>19} "
+          f"{'useful/computed rows':>24}")
+    for name, ((outputs, work), seconds) in runs.items():
         bleu, _ = corpus_bleu(outputs, references, args.bleu_tokenize)
         same = sum(a == b for a, b in zip(outputs, baseline))
-        print(f"{name:<24} {len(lines) / seconds:>11.1f} {bleu.score:>6.2f} "
-              f"{same:>9}/{len(lines)} ({100 * same / len(lines):.1f}%)")
+        rows = (f"{work['useful']}/{work['computed']} "
+                f"({100 * work['useful'] / max(work['computed'], 1):.0f}%)" if work else "")
+        print(f"{name:<30} {len(lines) / seconds:>11.1f} {bleu.score:>6.2f} "
+              f"{same:>9}/{len(lines)} ({100 * same / len(lines):.1f}%) {rows:>24}")
     print("lines tokenized differently by Python sentencepiece:",
           tokenization_differences(args.output_dir, lines, ct2_path))
     if args.diffs:
-        ct2_float32 = runs.get("CTranslate2 float32", (baseline, 0))[0]
+        ct2_float32 = runs.get("CTranslate2 float32", ((baseline, None), 0))[0][0]
         with open(args.diffs, "w", encoding="utf-8") as f:
             for source, a, b in zip(lines, baseline, ct2_float32):
                 if a != b:

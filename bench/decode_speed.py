@@ -76,7 +76,7 @@ def t2t_lite_seconds(model, sources: np.ndarray, beam: int, output_length: int,
     inputs = tf.constant(sources)
 
     def call():
-        ids, _ = search.compiled(inputs)
+        ids, _, _ = search.compiled(inputs)
         ids = ids.numpy()
         assert ids.shape[-1] == output_length and (ids[:, 0] > EOS).all(), ids.shape
 

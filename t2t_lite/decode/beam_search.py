@@ -33,21 +33,28 @@ import tensorflow as tf
 from t2t_lite.decode.sampling import _decode_loop
 from t2t_lite.decode.search_common import DEAD_THRESHOLD, gather_cache
 from t2t_lite.decode.search_common import length_penalty as _length_penalty
-from t2t_lite.decode.search_common import (cache_shape_invariants, has_growing_axes,
-                                           keep_static_shapes, loop_shape_invariants,
-                                           resolve_max_lengths, tile_cache, top_k_by_chunks)
+from t2t_lite.decode.search_common import (cache_shape_invariants, compact_cache,
+                                           has_growing_axes, keep_static_shapes,
+                                           leading_axis_free, loop_shape_invariants,
+                                           resolve_max_lengths, tile_cache, top_k_by_chunks,
+                                           write_rows)
+from t2t_lite.errors import T2TError
 from t2t_lite.tensors import NEG_INF, write_at_last_axis
+
+STOP_RULES = ("t2t", "beam_full")
 
 
 def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, max_decode_length,
                 vocab_size: int, alpha, eos_id: int = 1, cache=None,
                 length_penalty: str = "gnmt", stop_early: bool = True,
-                buffer_length: Optional[int] = None) -> Tuple[tf.Tensor, tf.Tensor]:
+                buffer_length: Optional[int] = None, compact: bool = False,
+                stop_rule: str = "t2t", return_row_steps: bool = False):
     """Batched beam search; runs in eager mode, `tf.function` and XLA.
 
     Args:
-      symbols_to_logits_fn: (ids int32 [batch * beam], step int32 scalar, cache)
-        -> (logits float32 [batch * beam, vocab], cache).
+      symbols_to_logits_fn: (ids int32 [rows], step int32 scalar, cache)
+        -> (logits float32 [rows, vocab], cache), rows = batch * beam (fewer
+        with `compact`).
       initial_ids: int32 [batch], the decoder input at step 0 (PAD = 0 in t2t).
       beam_size: number of hypotheses kept per example; 1 runs greedy decoding.
       max_decode_length: int32 scalar or [batch]: at most this many output
@@ -62,9 +69,19 @@ def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, max_decode_le
         favourable length penalty, can beat its worst finished one (as in
         tensor2tensor); the loop stops when every example has stopped.
         False runs every example to its maximum length.
+      stop_rule: "t2t" (`stop_early`'s rule alone) or "beam_full": an example
+        also stops as soon as it has `beam` finished hypotheses (CTranslate2's
+        rule; faster, and it may miss a longer hypothesis that the length
+        penalty would have ranked higher).
       buffer_length: static output length T; needed under XLA when
         `max_decode_length` is not known while tracing. Defaults to the maximum
         of `max_decode_length`.
+      compact: examples leave the loop as they stop (their results are written
+        back by their original index; the cache, the static part included,
+        shrinks with them), so later steps compute only the examples still
+        searching. The outputs are the same. Not under XLA (changing shapes).
+      return_row_steps: also return the number of rows the callback computed,
+        summed over the steps (int32 scalar): the work done.
 
     Returns:
       ids int32 [batch, beam, T] without the initial id, PAD (0) after EOS;
@@ -73,27 +90,32 @@ def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, max_decode_le
       ones; only the slots left empty (fewer than `beam` finished, e.g. none
       reached EOS within the maximum length, or early stopping) hold the best
       alive hypotheses, scored at their current length, so every example
-      always returns `beam` hypotheses.
+      always returns `beam` hypotheses. With `return_row_steps`, the row count third.
     """
     penalty_kind = length_penalty
     _length_penalty(1, 0.0, penalty_kind)  # validates the name before tracing the loop
+    if stop_rule not in STOP_RULES:
+        raise T2TError(f"Unknown stop_rule {stop_rule!r}; expected one of {STOP_RULES}.")
     if beam_size == 1:
         # As in tensor2tensor, beam 1 is greedy decoding: the general loop would
         # keep searching past an EOS when alpha > 0 rewards longer outputs.
-        ids, log_probs, lengths = _decode_loop(
+        ids, log_probs, lengths, row_steps = _decode_loop(
             symbols_to_logits_fn,
             lambda logits, step: tf.argmax(logits, axis=-1, output_type=tf.int32),
-            initial_ids, max_decode_length, eos_id, cache, buffer_length)
+            initial_ids, max_decode_length, eos_id, cache, buffer_length, compact)
         scores = log_probs / _length_penalty(lengths, alpha, penalty_kind)
-        return ids[:, tf.newaxis], scores[:, tf.newaxis]
-    return _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_length,
-                             vocab_size, alpha, eos_id, cache, penalty_kind, stop_early,
-                             buffer_length)
+        result = ids[:, tf.newaxis], scores[:, tf.newaxis]
+    else:
+        *result, row_steps = _beam_search_loop(
+            symbols_to_logits_fn, initial_ids, beam_size, max_decode_length, vocab_size, alpha,
+            eos_id, cache, penalty_kind, stop_early, buffer_length, compact,
+            stop_rule=stop_rule, return_row_steps=True)
+    return (*result, row_steps) if return_row_steps else tuple(result)
 
 
 def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_length,
                       vocab_size, alpha, eos_id, cache, penalty_kind, stop_early,
-                      buffer_length):
+                      buffer_length, compact=False, stop_rule="t2t", return_row_steps=False):
     """The alive/finished loop for any beam size (see `beam_search`)."""
     lp = _length_penalty
     beam = beam_size
@@ -102,33 +124,34 @@ def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_l
     buffer_length, max_lengths = resolve_max_lengths(max_decode_length, batch_size,
                                                      buffer_length)  # [batch]
     num_steps = tf.reduce_max(max_lengths)
-    final_penalty = lp(max_lengths, alpha, penalty_kind)  # [batch]
     per_beam_k = min(2 * beam, vocab_size)
-    batch_offsets = tf.range(batch_size)[:, tf.newaxis] * beam  # [batch, 1]
 
-    def step_fn(step, alive_seq, alive_log_probs, alive_last, finished_seq, finished_scores,
-                finished_flags, done, lengths, cache):
-        """One expansion. Shapes: *_seq [batch, beam, T]; scores [batch, beam]."""
-        flat_ids = tf.reshape(alive_last, [-1])  # [batch * beam]
+    def step_fn(step, rows, max_lengths, alive_seq, alive_log_probs, alive_last, finished_seq,
+                finished_scores, finished_flags, done, lengths, cache, outputs, row_steps):
+        """One expansion. Shapes: *_seq [n, beam, T]; scores [n, beam]; n examples
+        in the loop (`rows`: their indices in the batch; all of them unless `compact`)."""
+        n = tf.shape(alive_last)[0]
+        flat_ids = tf.reshape(alive_last, [-1])  # [n * beam]
         logits, new_cache = symbols_to_logits_fn(flat_ids, step, cache)
-        logits = tf.cast(logits, tf.float32)  # [batch * beam, vocab]
+        logits = tf.cast(logits, tf.float32)  # [n * beam, vocab]
+        row_steps += n * beam
         # Top 2 * beam per beam on raw logits, then over all beams: the same
-        # result as a top-k over log_softmax of [batch, beam * vocab], without
+        # result as a top-k over log_softmax of [n, beam * vocab], without
         # materialising the log-softmax.
-        log_norm = tf.reduce_logsumexp(logits, axis=-1, keepdims=True)  # [batch * beam, 1]
-        top_logits, top_tokens = top_k_by_chunks(logits, per_beam_k)  # [batch * beam, k]
+        log_norm = tf.reduce_logsumexp(logits, axis=-1, keepdims=True)  # [n * beam, 1]
+        top_logits, top_tokens = top_k_by_chunks(logits, per_beam_k)  # [n * beam, k]
         candidate_log_probs = (tf.reshape(top_logits - log_norm, [-1, beam, per_beam_k])
-                               + alive_log_probs[:, :, tf.newaxis])  # [batch, beam, k]
+                               + alive_log_probs[:, :, tf.newaxis])  # [n, beam, k]
         candidate_log_probs = tf.reshape(candidate_log_probs, [-1, beam * per_beam_k])
         candidate_log_probs, flat_choice = tf.math.top_k(candidate_log_probs, k=2 * beam)
-        parents = flat_choice // per_beam_k  # [batch, 2 * beam]
+        parents = flat_choice // per_beam_k  # [n, 2 * beam]
         tokens = tf.gather(tf.reshape(top_tokens, [-1, beam * per_beam_k]), flat_choice,
-                           batch_dims=1)  # [batch, 2 * beam]
+                           batch_dims=1)  # [n, 2 * beam]
         candidate_seq = write_at_last_axis(tf.gather(alive_seq, parents, batch_dims=1), step,
-                                           tokens)  # [batch, 2 * beam, T]
+                                           tokens)  # [n, 2 * beam, T]
 
-        active = tf.logical_not(done)[:, tf.newaxis]  # [batch, 1]
-        valid = (candidate_log_probs > DEAD_THRESHOLD) & active  # [batch, 2 * beam]
+        active = tf.logical_not(done)[:, tf.newaxis]  # [n, 1]
+        valid = (candidate_log_probs > DEAD_THRESHOLD) & active  # [n, 2 * beam]
         # Only EOS finishes a hypothesis (as in tensor2tensor): one cut off at the
         # maximum length stays alive and is returned only when its example has
         # no EOS-finished hypothesis to fill a slot with (`_fill_from_alive`).
@@ -136,62 +159,104 @@ def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_l
 
         # Alive: the best `beam` candidates that did not end.
         alive_keys = tf.where(ends | tf.logical_not(valid), NEG_INF, candidate_log_probs)
-        new_alive_log_probs, keep = tf.math.top_k(alive_keys, k=beam)  # [batch, beam]
-        new_alive_seq = tf.gather(candidate_seq, keep, batch_dims=1)  # [batch, beam, T]
-        new_alive_last = tf.gather(tokens, keep, batch_dims=1)  # [batch, beam]
-        new_parents = tf.gather(parents, keep, batch_dims=1) + batch_offsets  # [batch, beam]
-        new_cache = keep_static_shapes(gather_cache(new_cache, tf.reshape(new_parents, [-1])),
-                                       invariants)
+        new_alive_log_probs, keep = tf.math.top_k(alive_keys, k=beam)  # [n, beam]
+        new_alive_seq = tf.gather(candidate_seq, keep, batch_dims=1)  # [n, beam, T]
+        new_alive_last = tf.gather(tokens, keep, batch_dims=1)  # [n, beam]
+        new_parents = (tf.gather(parents, keep, batch_dims=1)
+                       + tf.range(n)[:, tf.newaxis] * beam)  # [n, beam] rows of the cache
 
         # Finished: the best `beam` of the old finished set and the candidates that ended.
         new_scores = candidate_log_probs / lp(step + 1, alpha, penalty_kind)
-        new_scores = tf.where(ends & valid, new_scores, NEG_INF)  # [batch, 2 * beam]
-        pool_scores = tf.concat([finished_scores, new_scores], axis=1)  # [batch, 3 * beam]
+        new_scores = tf.where(ends & valid, new_scores, NEG_INF)  # [n, 2 * beam]
+        pool_scores = tf.concat([finished_scores, new_scores], axis=1)  # [n, 3 * beam]
         pool_flags = tf.concat([finished_flags, ends & valid], axis=1)
-        finished_scores, pick = tf.math.top_k(pool_scores, k=beam)  # [batch, beam]
+        finished_scores, pick = tf.math.top_k(pool_scores, k=beam)  # [n, beam]
         finished_flags = tf.gather(pool_flags, pick, batch_dims=1)
         finished_seq = tf.gather(tf.concat([finished_seq, candidate_seq], axis=1), pick,
-                                 batch_dims=1)  # [batch, beam, T]
+                                 batch_dims=1)  # [n, beam, T]
 
         # Examples already stopped keep their alive hypotheses for the final fill.
         alive_seq = tf.where(active[:, :, tf.newaxis], new_alive_seq, alive_seq)
         alive_log_probs = tf.where(active, new_alive_log_probs, alive_log_probs)
         lengths += tf.cast(active[:, 0], tf.int32)
-        stop = step + 1 >= max_lengths  # [batch]
+        stop = step + 1 >= max_lengths  # [n]
         if stop_early:
             # Log probs only fall, so the best an alive hypothesis can reach is its
             # current log prob over the largest penalty still ahead: at the maximum
             # length for alpha >= 0, at the next length for alpha < 0.
             next_length = tf.minimum(step + 2, max_lengths)
-            best_penalty = tf.maximum(lp(next_length, alpha, penalty_kind), final_penalty)
-            best_alive = alive_log_probs[:, 0] / best_penalty  # [batch]
+            best_penalty = tf.maximum(lp(next_length, alpha, penalty_kind),
+                                      lp(max_lengths, alpha, penalty_kind))
+            best_alive = alive_log_probs[:, 0] / best_penalty  # [n]
             worst_finished = tf.reduce_min(tf.where(finished_flags, finished_scores, -NEG_INF),
-                                           axis=1)  # [batch]
+                                           axis=1)  # [n]
             any_finished = tf.reduce_any(finished_flags, axis=1)
             stop |= any_finished & (worst_finished > best_alive)
+        if stop_rule == "beam_full":
+            stop |= tf.reduce_all(finished_flags, axis=1)
         done = done | stop
-        return (step + 1, alive_seq, alive_log_probs, new_alive_last, finished_seq,
-                finished_scores, finished_flags, done, lengths, new_cache)
+        examples = (rows, max_lengths, alive_seq, alive_log_probs, new_alive_last, finished_seq,
+                    finished_scores, finished_flags, done, lengths)
+        if not compact:
+            new_cache = gather_cache(new_cache, tf.reshape(new_parents, [-1]))
+            return (step + 1, *examples, keep_static_shapes(new_cache, invariants), outputs,
+                    row_steps)
+
+        def leave():
+            """Writes the stopped examples' results; the others stay, with their cache."""
+            ended = tf.cast(tf.where(done)[:, 0], tf.int32)
+            written = write_rows(outputs, tf.gather(rows, ended),
+                                 _results(*[tf.gather(t, ended) for t in examples[2:]],
+                                          alpha, penalty_kind))
+            stay = tf.cast(tf.where(tf.logical_not(done))[:, 0], tf.int32)  # [n']
+            beam_rows = tf.reshape(stay[:, tf.newaxis] * beam + tf.range(beam), [-1])
+            staying = compact_cache(new_cache, tf.reshape(tf.gather(new_parents, stay), [-1]),
+                                    beam_rows)
+            return tuple(tf.gather(t, stay) for t in examples), staying, written
+
+        def stay_all():
+            return examples, gather_cache(new_cache, tf.reshape(new_parents, [-1])), outputs
+
+        examples, new_cache, outputs = tf.cond(tf.reduce_any(done), leave, stay_all)
+        return (step + 1, *examples, keep_static_shapes(new_cache, invariants), outputs,
+                row_steps)
 
     def cond(step, *state):
-        done = state[6]
+        done = state[8]
         return tf.logical_and(step < num_steps, tf.logical_not(tf.reduce_all(done)))
 
     # Only beam 0 is live at first, so the first step does not pick one token `beam` times.
     first_beam = tf.concat([[0.0], tf.fill([beam - 1], NEG_INF)], axis=0)  # [beam]
     seq_zeros = tf.zeros([batch_size, beam, buffer_length], tf.int32)
-    state = (tf.constant(0), seq_zeros, tf.tile(first_beam[tf.newaxis], [batch_size, 1]),
+    outputs = (seq_zeros, tf.zeros([batch_size, beam], tf.float32))
+    state = (tf.constant(0), tf.range(batch_size), max_lengths, seq_zeros,
+             tf.tile(first_beam[tf.newaxis], [batch_size, 1]),
              tf.tile(initial_ids[:, tf.newaxis], [1, beam]), seq_zeros,
              tf.fill([batch_size, beam], NEG_INF), tf.zeros([batch_size, beam], tf.bool),
              tf.zeros([batch_size], tf.bool), tf.zeros([batch_size], tf.int32),
-             tile_cache({} if cache is None else cache, beam))
-    invariants = cache_shape_invariants(state[9])  # used by step_fn
-    growing = ({"shape_invariants": loop_shape_invariants(state, 9, invariants)}
-               if has_growing_axes(state[9]) else {})
-    (_, alive_seq, alive_log_probs, _, finished_seq, finished_scores, finished_flags, _,
-     lengths, _) = tf.while_loop(cond, step_fn, state, maximum_iterations=num_steps, **growing)
+             tile_cache({} if cache is None else cache, beam), outputs, tf.constant(0))
+    invariants = cache_shape_invariants(state[11])  # used by step_fn
+    if compact:
+        invariants = leading_axis_free(invariants)
+        shapes = loop_shape_invariants(state, 11, invariants)
+        shapes = (shapes[0], *leading_axis_free(shapes[1:11]), *shapes[11:])
+        growing = {"shape_invariants": shapes}
+    else:
+        growing = ({"shape_invariants": loop_shape_invariants(state, 11, invariants)}
+                   if has_growing_axes(state[11]) else {})
+    final = tf.while_loop(cond, step_fn, state, maximum_iterations=num_steps, **growing)
+    rows, examples, outputs, row_steps = final[1], final[3:11], final[12], final[13]
+    # Without `compact` every example is still here; with it, any left at the end.
+    outputs = write_rows(outputs, rows, _results(*examples, alpha, penalty_kind))
+    return (*outputs, row_steps) if return_row_steps else outputs
+
+
+def _results(alive_seq, alive_log_probs, alive_last, finished_seq, finished_scores,
+             finished_flags, done, lengths, alpha, penalty_kind):
+    """(ids, scores) of examples from their loop state (see `_fill_from_alive`)."""
+    del alive_last, done
     return _fill_from_alive(alive_seq, alive_log_probs, finished_seq, finished_scores,
-                            finished_flags, lp(lengths, alpha, penalty_kind))
+                            finished_flags, _length_penalty(lengths, alpha, penalty_kind))
 
 
 def _fill_from_alive(alive_seq, alive_log_probs, finished_seq, finished_scores,

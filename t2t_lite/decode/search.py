@@ -23,7 +23,7 @@ import tensorflow as tf
 
 from t2t_lite.data.problem import SearchConstraint
 from t2t_lite.data.layout import EOS_ID
-from t2t_lite.decode.beam_search import beam_search
+from t2t_lite.decode.beam_search import STOP_RULES, beam_search
 from t2t_lite.decode.sampling import sample
 from t2t_lite.decode.search_common import (CONSTRAINT_KEY, LENGTH_PENALTIES, constrained,
                                            forbid_eos_before)
@@ -46,6 +46,9 @@ class SearchParams:
     sampling_seed: int = 0
     tree_constraint: bool = True      # apply the problem's search constraint, if it has
                                       # one (parsing: only well-formed trees)
+    stop_rule: str = "t2t"            # when a sentence's beam search stops: "t2t" (no alive
+                                      # hypothesis can still win) or "beam_full" (also once
+                                      # it has beam_size finished hypotheses, as CTranslate2)
 
     @classmethod
     def for_problem(cls, problem, **overrides) -> "SearchParams":
@@ -66,6 +69,9 @@ class SearchParams:
             raise T2TError("sampling_temperature and top_k must be >= 0.")
         if self.alpha < 0 or self.extra_length < 0 or self.min_length < 0:
             raise T2TError("alpha, extra_length and min_length must be >= 0.")
+        if self.stop_rule not in STOP_RULES:
+            raise T2TError(f"stop_rule must be one of {', '.join(STOP_RULES)}, got "
+                           f"{self.stop_rule!r}." + did_you_mean(self.stop_rule, STOP_RULES))
         if self.length_penalty not in LENGTH_PENALTIES:
             raise T2TError(f"length_penalty must be 'gnmt' or 'fairseq', "
                            f"got {self.length_penalty!r}."
@@ -102,11 +108,20 @@ class Search(tf.Module):
       growing_cache: append to the decoders' key/value caches each step instead
         of preallocating them at the maximum output length (default: growing
         without XLA, which needs static shapes; preallocated with it).
+      compact: sentences leave the loop (with their cache) as they finish, so
+        later steps compute only those still searching; the same outputs.
+        Default: without XLA (it needs static shapes), for greedy and beam
+        search (sampling draws by row position, so its rows stay).
+
+    `work` counts, over all `run` calls, the decoder rows computed
+    (`computed`: one row is one hypothesis for one step) and those that the
+    returned best hypotheses needed (`useful`: beam size x the tokens of each
+    sentence's best output, EOS included).
     """
 
     def __init__(self, models, params: SearchParams = SearchParams(),
                  constraint: Optional[SearchConstraint] = None, jit_compile: bool = False,
-                 growing_cache: Optional[bool] = None):
+                 growing_cache: Optional[bool] = None, compact: Optional[bool] = None):
         super().__init__(name="search")
         self.models = list(models) if isinstance(models, (list, tuple)) else [models]
         if not self.models:
@@ -117,7 +132,11 @@ class Search(tf.Module):
                            f"differ: {sizes}.")
         if growing_cache and jit_compile:
             raise T2TError("A growing cache has dynamic shapes, which XLA cannot compile.")
+        if compact and jit_compile:
+            raise T2TError("Compacting the batch changes shapes, which XLA cannot compile.")
         self.growing_cache = (not jit_compile) if growing_cache is None else growing_cache
+        self.compact = (not jit_compile) if compact is None else compact
+        self.work = {"useful": 0, "computed": 0}
         self.params = params
         self.vocab_size = sizes[0]
         self.max_input_length = (params.max_input_length
@@ -130,7 +149,7 @@ class Search(tf.Module):
                            "--decode_hparams=tree_constraint=False.")
         # Traced once for any [B, S]; with jit_compile XLA compiles it again for
         # each new input shape, so `run` pads shapes to a few sizes.
-        self.compiled = tf.function(self.search, jit_compile=jit_compile,
+        self.compiled = tf.function(self.search_with_work, jit_compile=jit_compile,
                                     input_signature=[tf.TensorSpec([None, None], tf.int32)])
 
     def _logits_fn(self, inputs: tf.Tensor, buffer_length):
@@ -150,6 +169,16 @@ class Search(tf.Module):
 
     def search(self, inputs: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor]:
         """inputs int32 [B, S] (0-padded, EOS-terminated) -> ids [B, beam, T], scores [B, beam]."""
+        ids, scores, _ = self.search_with_work(inputs)
+        return ids, scores
+
+    def search_with_work(self, inputs: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        """As `search`, and the work: int32 [2], (useful, computed) decoder rows."""
+        ids, scores, computed = self._search(inputs)
+        tokens = tf.math.count_nonzero(ids[:, 0], dtype=tf.int32)  # of the best outputs
+        return ids, scores, tf.stack([tokens * tf.shape(ids)[1], computed])
+
+    def _search(self, inputs: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         p = self.params
         input_lengths = tf.reduce_sum(tf.cast(tf.not_equal(inputs, 0), tf.int32), axis=1)
         max_lengths = input_lengths + p.extra_length  # [B]
@@ -167,14 +196,15 @@ class Search(tf.Module):
             cache = {**cache, CONSTRAINT_KEY: self.constraint.initial_state(inputs)}
         start = tf.zeros_like(input_lengths)
         if p.sampling_temperature > 0:  # one sample per input, scored by its log prob
-            ids, log_probs = sample(step_fn, start, max_lengths,
-                                    temperature=p.sampling_temperature, top_k=p.top_k,
-                                    seed=(p.sampling_seed, 0), eos_id=EOS_ID, cache=cache,
-                                    buffer_length=buffer_length)
-            return ids[:, tf.newaxis], log_probs[:, tf.newaxis]
+            ids, log_probs, rows = sample(step_fn, start, max_lengths,
+                                          temperature=p.sampling_temperature, top_k=p.top_k,
+                                          seed=(p.sampling_seed, 0), eos_id=EOS_ID, cache=cache,
+                                          buffer_length=buffer_length, return_row_steps=True)
+            return ids[:, tf.newaxis], log_probs[:, tf.newaxis], rows
         return beam_search(step_fn, start, p.beam_size, max_lengths, self.vocab_size, p.alpha,
                            eos_id=EOS_ID, cache=cache, length_penalty=p.length_penalty,
-                           buffer_length=buffer_length)
+                           buffer_length=buffer_length, compact=self.compact,
+                           stop_rule=p.stop_rule, return_row_steps=True)
 
     def run(self, inputs: Union[tf.Tensor, Sequence], pad_rows: int = 0
             ) -> Tuple[tf.Tensor, tf.Tensor]:
@@ -189,12 +219,15 @@ class Search(tf.Module):
         if self.jit_compile:
             length = int(inputs.shape[1])
             inputs = tf.pad(inputs, [[0, max(pad_rows - rows, 0)], [0, -length % 8]])
-        ids, scores = self.compiled(inputs)
+        ids, scores, work = self.compiled(inputs)
+        useful, computed = work.numpy().tolist()
+        self.work["useful"] += useful
+        self.work["computed"] += computed
         return ids[:rows], scores[:rows]
 
 
 def search_for_problem(models, problem, vocab, params: SearchParams,
-                       jit_compile: bool = False) -> Search:
+                       jit_compile: bool = False, compact: Optional[bool] = None) -> Search:
     """A `Search` with `problem`'s search constraint (when `params.tree_constraint`)."""
     constraint = problem.search_constraint(vocab) if params.tree_constraint else None
-    return Search(models, params, constraint, jit_compile=jit_compile)
+    return Search(models, params, constraint, jit_compile=jit_compile, compact=compact)

@@ -74,17 +74,18 @@ def resolve_max_lengths(max_decode_length, batch_size,
     return buffer_length, max_lengths
 
 
-def _map_cache(fn, cache, skip_static: bool):
-    """Applies `fn` to every tensor of `cache`; with `skip_static`, leaves any
-    sub-dict stored under the key "static" untouched."""
+def _map_cache(fn, cache, static_fn=None, _static: bool = False):
+    """Applies `fn` to every tensor of `cache`, except those under a dict key
+    "static" (at any depth): `static_fn` to those, or left as they are if None."""
+    if _static and static_fn is None:
+        return cache  # the very same objects
     if isinstance(cache, dict):
-        return {key: (value if skip_static and key == "static"
-                      else _map_cache(fn, value, skip_static))
+        return {key: _map_cache(fn, value, static_fn, _static or key == "static")
                 for key, value in cache.items()}
     if isinstance(cache, (list, tuple)):
-        mapped = [_map_cache(fn, value, skip_static) for value in cache]
+        mapped = [_map_cache(fn, value, static_fn, _static) for value in cache]
         return type(cache)(*mapped) if hasattr(cache, "_fields") else type(cache)(mapped)
-    return fn(cache)
+    return static_fn(cache) if _static else fn(cache)
 
 
 def tile_cache(cache, beam_size: int):
@@ -92,13 +93,41 @@ def tile_cache(cache, beam_size: int):
     `beam_size` times (beam is the inner index of the flattened axis)."""
     if beam_size == 1:
         return cache
-    return _map_cache(lambda t: tf.repeat(t, beam_size, axis=0), cache, skip_static=False)
+    def repeat(t):
+        return tf.repeat(t, beam_size, axis=0)
+
+    return _map_cache(repeat, cache, static_fn=repeat)
 
 
 def gather_cache(cache, flat_indices: tf.Tensor):
     """Reorders the leading [batch * beam] axis of every non-static tensor by
     `flat_indices` int32 [batch * beam] (the parent row of each new row)."""
-    return _map_cache(lambda t: tf.gather(t, flat_indices, axis=0), cache, skip_static=True)
+    return _map_cache(lambda t: tf.gather(t, flat_indices, axis=0), cache)
+
+
+def compact_cache(cache, flat_indices: tf.Tensor, static_indices: tf.Tensor):
+    """Gathers the leading axis of every tensor of `cache`: the per-hypothesis
+    tensors by `flat_indices` (the parents of the surviving rows), the tensors
+    under "static" keys by `static_indices` (the surviving rows themselves)."""
+    return _map_cache(lambda t: tf.gather(t, flat_indices, axis=0), cache,
+                      static_fn=lambda t: tf.gather(t, static_indices, axis=0))
+
+
+def leading_axis_free(shapes):
+    """The nest of `tf.TensorShape`s `shapes` with each leading axis unknown: the
+    shape invariants of a loop whose rows leave as their examples finish."""
+    return tf.nest.map_structure(
+        lambda shape: shape if shape.rank in (None, 0) else tf.TensorShape([None]).concatenate(
+            shape[1:]), shapes)
+
+
+def write_rows(outputs, rows: tf.Tensor, values):
+    """`outputs` (a nest of [B, ...] tensors) with row `rows[i]` replaced by
+    `values[i]` (the same nest, [N, ...]): finished examples' results written
+    back by their original index."""
+    return tf.nest.map_structure(
+        lambda out, value: tf.tensor_scatter_nd_update(out, rows[:, tf.newaxis], value),
+        outputs, values)
 
 
 def cache_shape_invariants(cache):

@@ -378,14 +378,54 @@ def test_top_k_by_chunks_equals_top_k(vocab, k):
     np.testing.assert_array_equal(compiled[1], expected.indices)
 
 
+@pytest.mark.parametrize("compact", [False, True])
 @pytest.mark.parametrize("setting", range(4))
-def test_pinned_outputs_of_many_examples_ending_at_different_steps(setting):
+def test_pinned_outputs_of_many_examples_ending_at_different_steps(setting, compact):
     # Pins recorded from the search before finished examples left the batch
-    # (tests/decode/search_pins.py says how); every token and score must stay.
+    # (tests/decode/search_pins.py says how); every token and score must stay,
+    # whether finished examples stay in the loop or leave it, in eager mode and
+    # in a graph whose batch size is unknown while tracing.
     import json
     from search_pins import PINS, run
     with open(PINS) as f:
         pin = json.load(f)[setting]
-    ids, scores = run(pin["beam_size"], pin["alpha"], pin["length_penalty"])
-    np.testing.assert_array_equal(ids, pin["ids"])
-    np.testing.assert_allclose(scores, pin["scores"], rtol=1e-5)
+    eager = run(pin["beam_size"], pin["alpha"], pin["length_penalty"], compact=compact,
+                return_row_steps=True)
+    graph = tf.function(lambda: run(pin["beam_size"], pin["alpha"], pin["length_penalty"],
+                                    compact=compact, return_row_steps=True))()
+    for ids, scores, _ in (eager, graph):
+        np.testing.assert_array_equal(ids, pin["ids"])
+        np.testing.assert_allclose(scores, pin["scores"], rtol=1e-5)
+    assert int(eager[2]) == int(graph[2])
+    # The rows computed: every example for every step of the longest without
+    # `compact`; with it, each example only until it stopped, which is never
+    # less than its output (every beam of every step until its best ended).
+    steps = np.array(pin["ids"]).shape[2]
+    lengths = np.count_nonzero(np.array(pin["ids"])[:, 0], axis=1)
+    if compact:
+        assert int(eager[2]) < 24 * pin["beam_size"] * steps
+        assert int(eager[2]) >= pin["beam_size"] * lengths.sum()
+    else:
+        assert int(eager[2]) == 24 * pin["beam_size"] * steps or pin["beam_size"] > 1
+
+
+# "EOS" ends half the time at once; "a EOS" 0.3; "a b EOS" 0.2.
+TREE_EARLY_PAIR = {(): {EOS: 0.5, A: 0.5}, (A,): {EOS: 0.6, B: 0.4}}
+
+
+def test_beam_full_stops_at_beam_size_finished_where_t2t_searches_on():
+    # alpha 2, maximum length 10: after 2 steps the finished are "EOS"
+    # (ln .5 / gnmt(1, 2) = -0.693) and "a EOS" (ln .3 / gnmt(2, 2) = -0.885); t2t's
+    # bound for the alive "a b", ln .2 / gnmt(10, 2) = -0.258, is better than
+    # -0.885, so t2t takes a third step ("a b EOS": ln .2 / gnmt(3, 2) = -0.905, not
+    # in the best 2), while beam_full stops at 2 finished. Same result, one call less.
+    expected_ids = [[[EOS] + [PAD] * 9, [A, EOS] + [PAD] * 8]]
+    expected_scores = [[math.log(0.5) / gnmt(1, 2.0), math.log(0.3) / gnmt(2, 2.0)]]
+    for rule, calls in (("t2t", 3), ("beam_full", 2)):
+        model = TreeModel(TREE_EARLY_PAIR)
+        ids, scores = run_beam(model, [0], beam_size=2, max_len=10, alpha=2.0, stop_rule=rule)
+        np.testing.assert_array_equal(ids, expected_ids)
+        np.testing.assert_allclose(scores, expected_scores, rtol=1e-6)
+        assert int(model.calls.numpy()) == calls, rule
+    with pytest.raises(T2TError, match="Unknown stop_rule 'ctranslate2'"):
+        run_beam(TreeModel(TREE_EARLY_PAIR), [0], stop_rule="ctranslate2")

@@ -112,6 +112,36 @@ def test_standard_input_is_read_by_the_files_rules(model_dir, monkeypatch, capfd
         "t2t-decoder: error: standard input, line 2: not valid UTF-8")
 
 
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_finished_sentences_leaving_the_batch_change_no_output(numbers_model, beam_size):
+    # The README's trained model (growing self-attention cache, cross-attention
+    # keys and values under "static"), alone and in an ensemble with its
+    # earlier checkpoint (nested caches): 58 sentences of 2 to 14 subwords stop
+    # at different steps. A trained model, not random weights: those tie beams
+    # to 1e-6, and which of two tied beams wins moves with the batch's size
+    # (float rounding), with or without compaction.
+    path = numbers_model.path
+    final, vocab, _, _ = load_model(path, path + "/ckpt-2000")
+    earlier, _, _, _ = load_model(path, path + "/ckpt-1000")
+    lines = number_sentences(400)[::7]
+    params = SearchParams(beam_size=beam_size, alpha=0.6, extra_length=8)
+    for models in ([final], [final, earlier]):
+        inputs = Translator(Search(models, params), vocab).encode(lines)
+        kept, compact = Search(models, params, compact=False), Search(models, params)
+        assert compact.compact and not kept.compact
+        ids, scores = kept.run(inputs)
+        compact_ids, compact_scores = compact.run(inputs)
+        np.testing.assert_array_equal(compact_ids, ids)
+        np.testing.assert_allclose(compact_scores, scores, rtol=1e-5)
+        # The same useful work; without compaction every sentence's beams run
+        # every step the loop runs, with it fewer (greedy: exactly the tokens).
+        assert compact.work["useful"] == kept.work["useful"]
+        assert kept.work["computed"] % (len(lines) * beam_size) == 0
+        assert compact.work["useful"] <= compact.work["computed"] < kept.work["computed"]
+        if beam_size == 1:
+            assert compact.work["computed"] == compact.work["useful"]
+
+
 def test_cached_greedy_equals_rerunning_the_full_model(model_dir):
     model, vocab, _, _ = load_model(model_dir, model_dir + "/ckpt-1")
     greedy = Translator(Search(model, SearchParams(beam_size=1, extra_length=6)), vocab)
@@ -154,6 +184,7 @@ def test_decoder_program_end_to_end(model_dir, tmp_path, capfd):
 @pytest.mark.parametrize("argv, message", [
     (["--output_dir=/nonexistent/model"], "not a t2t-lite model directory"),
     (["--output_dir=MODEL", "--decode_hparams=beam_sise=2"], "Did you mean 'beam_size'"),
+    (["--output_dir=MODEL", "--decode_hparams=stop_rule=beam_fll"], "Did you mean 'beam_full'"),
     (["--output_dir=MODEL", "--decode_from_file=/nonexistent.txt"], "Cannot read"),
 ])
 def test_decoder_user_errors_are_one_line(model_dir, capfd, argv, message):
