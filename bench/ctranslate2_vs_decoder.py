@@ -3,7 +3,8 @@
     python bench/ctranslate2_vs_decoder.py --output_dir=M --source=test.en \\
         --reference=test.de [--decode_hparams=beam_size=4,alpha=0.6,length_penalty=fairseq] \\
         [--batch_size=32] [--precisions=float32,bfloat16] \\
-        [--compute_types=float32,int8] [--threads=2] [--diffs=diffs.txt]
+        [--compute_types=float32,int8] [--threads=2] [--uncompacted] [--xla]
+        [--diffs=diffs.txt]
 
 Converts the model directory with t2t-exporter's converter
 (`export_ctranslate2`, float32 weights, into a temporary directory), then
@@ -48,12 +49,16 @@ def timed(fn, warm_up):
     return result, time.perf_counter() - start
 
 
-def t2t_lite_outputs(model_dir, lines, params, batch_size, precision, compact=None):
-    """((outputs, work), seconds): work is the search's useful/computed decoder rows."""
+def t2t_lite_outputs(model_dir, lines, params, batch_size, precision, compact=None,
+                     jit_compile=False):
+    """((outputs, work), seconds): work is the search's useful/computed decoder rows.
+    With `jit_compile`, as `t2t-decoder --jit_compile` (batches padded to
+    `batch_size` rows); the seconds include compiling the shapes after the first."""
     model, vocab, _, _ = model_dir_lib.load_model(model_dir, precision=precision)
     problem = model_dir_lib.problem_of(model_dir)
-    search = search_for_problem(model, problem, vocab, params, compact=compact)
-    translator = Translator(search, vocab)
+    search = search_for_problem(model, problem, vocab, params, jit_compile=jit_compile,
+                                compact=compact)
+    translator = Translator(search, vocab, pad_rows=batch_size if jit_compile else 0)
     options = DecodeOptions(batch_size=batch_size)
 
     def decode():
@@ -97,6 +102,8 @@ def main() -> None:
                    help="sacreBLEU tokenizer (char for one-word outputs such as numbers)")
     p.add_argument("--uncompacted", action="store_true",
                    help="also time t2t-lite float32 with finished sentences kept in the batch")
+    p.add_argument("--xla", action="store_true",
+                   help="also time t2t-lite float32 compiled with XLA (t2t-decoder --jit_compile)")
     p.add_argument("--diffs", help="write the lines that differ from t2t-lite float32 here")
     args = p.parse_args()
     tf.config.threading.set_intra_op_parallelism_threads(args.threads)
@@ -114,6 +121,9 @@ def main() -> None:
     if args.uncompacted:
         runs["t2t-lite float32 uncompacted"] = t2t_lite_outputs(
             args.output_dir, lines, params, args.batch_size, "float32", compact=False)
+    if args.xla:
+        runs["t2t-lite float32 XLA"] = t2t_lite_outputs(
+            args.output_dir, lines, params, args.batch_size, "float32", jit_compile=True)
     for compute_type in args.compute_types.split(","):
         runs[f"CTranslate2 {compute_type}"] = ct2_outputs(
             ct2_path, lines, args.batch_size, compute_type, args.threads,

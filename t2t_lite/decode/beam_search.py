@@ -22,8 +22,10 @@ the output tokens including EOS (tensor2tensor's convention).
 Cache: the caller passes tensors with leading dim `batch`; they are repeated to
 [batch * beam] (beam is the inner index) and after every step reordered with a
 gather on the parent beam of each surviving hypothesis. Tensors under a dict
-key named "static" (at any depth) are tiled but never gathered: per-example
-constants such as encoder outputs, for which the gather would be wasted work.
+key named "static" (at any depth) are tiled but never gathered: per-row
+constants, for which the gather would be wasted work; tensors under
+"per_example" are neither tiled nor gathered (one copy per example, such as the
+encoder's keys and values: the callback folds the beam into them).
 """
 
 from typing import Optional, Tuple
@@ -211,7 +213,7 @@ def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_l
             stay = tf.cast(tf.where(tf.logical_not(done))[:, 0], tf.int32)  # [n']
             beam_rows = tf.reshape(stay[:, tf.newaxis] * beam + tf.range(beam), [-1])
             staying = compact_cache(new_cache, tf.reshape(tf.gather(new_parents, stay), [-1]),
-                                    beam_rows)
+                                    beam_rows, stay)
             return tuple(tf.gather(t, stay) for t in examples), staying, written
 
         def stay_all():

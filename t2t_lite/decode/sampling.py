@@ -70,7 +70,7 @@ def _decode_loop(symbols_to_logits_fn, choose_fn, initial_ids, max_decode_length
                                  tuple(tf.gather(t, ended) for t in (ids, log_probs, lengths)))
             stay = tf.cast(tf.where(tf.logical_not(done))[:, 0], tf.int32)
             return (tuple(tf.gather(t, stay) for t in examples),
-                    compact_cache(cache, stay, stay), written)
+                    compact_cache(cache, stay, stay, stay), written)
 
         examples, cache, outputs = tf.cond(tf.reduce_any(done), leave,
                                            lambda: (examples, cache, outputs))

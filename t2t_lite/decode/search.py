@@ -116,7 +116,8 @@ class Search(tf.Module):
     `work` counts, over all `run` calls, the decoder rows computed
     (`computed`: one row is one hypothesis for one step) and those that the
     returned best hypotheses needed (`useful`: beam size x the tokens of each
-    sentence's best output, EOS included).
+    sentence's best output, EOS included; rows `run` added for XLA's padding
+    are computed but never useful).
     """
 
     def __init__(self, models, params: SearchParams = SearchParams(),
@@ -175,7 +176,9 @@ class Search(tf.Module):
     def search_with_work(self, inputs: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         """As `search`, and the work: int32 [2], (useful, computed) decoder rows."""
         ids, scores, computed = self._search(inputs)
-        tokens = tf.math.count_nonzero(ids[:, 0], dtype=tf.int32)  # of the best outputs
+        has_input = tf.reduce_any(tf.not_equal(inputs, 0), axis=1)  # not a padding row
+        best = tf.where(has_input[:, tf.newaxis], ids[:, 0], 0)
+        tokens = tf.math.count_nonzero(best, dtype=tf.int32)  # of the best outputs
         return ids, scores, tf.stack([tokens * tf.shape(ids)[1], computed])
 
     def _search(self, inputs: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:

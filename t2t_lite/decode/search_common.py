@@ -8,6 +8,12 @@ Conventions of every search in this package:
   [rows, vocab] predict the token at position `step + 1` of the decoder input,
   i.e. output position `step`. `new_cache` must have the structure and shapes of
   `cache` (preallocate it; a growing cache cannot live in a compiled loop).
+- The cache is a nest of tensors whose leading axis is the row (hypothesis):
+  beam search tiles it `beam` times and reorders it after each step with the
+  surviving hypotheses' parents. Two keys, at any depth, mark other kinds:
+  "static" per-row constants (tiled, never reordered) and "per_example"
+  tensors kept once per example, never tiled (the callback gets rows = examples
+  x beam, beam the inner index, and maps rows to examples itself).
 - Outputs are written into a fixed-size buffer of `buffer_length` tokens,
   PAD (0) after the end of each hypothesis, so the whole search is one
   `tf.while_loop` that runs under `tf.function(jit_compile=True)`.
@@ -74,25 +80,34 @@ def resolve_max_lengths(max_decode_length, batch_size,
     return buffer_length, max_lengths
 
 
-def _map_cache(fn, cache, static_fn=None, _static: bool = False):
-    """Applies `fn` to every tensor of `cache`, except those under a dict key
-    "static" (at any depth): `static_fn` to those, or left as they are if None."""
-    if _static and static_fn is None:
-        return cache  # the very same objects
+STATIC, PER_EXAMPLE = "static", "per_example"  # the cache's special keys (see below)
+
+
+def _map_cache(fn, cache, static_fn=None, per_example_fn=None, _kind=None):
+    """Applies `fn` to every per-row tensor of `cache`; tensors under a dict key
+    "static" (at any depth) get `static_fn`, those under "per_example"
+    `per_example_fn`; a None function leaves its tensors as they are (the very
+    same objects)."""
+    special = {STATIC: static_fn, PER_EXAMPLE: per_example_fn}
+    if _kind is not None and special[_kind] is None:
+        return cache
     if isinstance(cache, dict):
-        return {key: _map_cache(fn, value, static_fn, _static or key == "static")
+        return {key: _map_cache(fn, value, static_fn, per_example_fn,
+                                _kind or (key if key in special else None))
                 for key, value in cache.items()}
     if isinstance(cache, (list, tuple)):
-        mapped = [_map_cache(fn, value, static_fn, _static) for value in cache]
+        mapped = [_map_cache(fn, value, static_fn, per_example_fn, _kind) for value in cache]
         return type(cache)(*mapped) if hasattr(cache, "_fields") else type(cache)(mapped)
-    return static_fn(cache) if _static else fn(cache)
+    return special[_kind](cache) if _kind else fn(cache)
 
 
 def tile_cache(cache, beam_size: int):
-    """[batch, ...] -> [batch * beam, ...] for every tensor, each example repeated
-    `beam_size` times (beam is the inner index of the flattened axis)."""
+    """[batch, ...] -> [batch * beam, ...] for every tensor but those under
+    "per_example" keys, each example repeated `beam_size` times (beam is the
+    inner index of the flattened axis)."""
     if beam_size == 1:
         return cache
+
     def repeat(t):
         return tf.repeat(t, beam_size, axis=0)
 
@@ -100,17 +115,23 @@ def tile_cache(cache, beam_size: int):
 
 
 def gather_cache(cache, flat_indices: tf.Tensor):
-    """Reorders the leading [batch * beam] axis of every non-static tensor by
-    `flat_indices` int32 [batch * beam] (the parent row of each new row)."""
+    """Reorders the leading [batch * beam] axis of every per-row tensor (not
+    "static", not "per_example") by `flat_indices` int32 [batch * beam] (the
+    parent row of each new row)."""
     return _map_cache(lambda t: tf.gather(t, flat_indices, axis=0), cache)
 
 
-def compact_cache(cache, flat_indices: tf.Tensor, static_indices: tf.Tensor):
-    """Gathers the leading axis of every tensor of `cache`: the per-hypothesis
-    tensors by `flat_indices` (the parents of the surviving rows), the tensors
-    under "static" keys by `static_indices` (the surviving rows themselves)."""
-    return _map_cache(lambda t: tf.gather(t, flat_indices, axis=0), cache,
-                      static_fn=lambda t: tf.gather(t, static_indices, axis=0))
+def compact_cache(cache, flat_indices: tf.Tensor, static_indices: tf.Tensor,
+                  example_indices: tf.Tensor):
+    """Gathers the leading axis of every tensor of `cache`: the per-row tensors
+    by `flat_indices` (the parents of the surviving rows), the tensors under
+    "static" keys by `static_indices` (the surviving rows themselves), those
+    under "per_example" keys by `example_indices` (the surviving examples)."""
+    def gather_by(indices):
+        return lambda t: tf.gather(t, indices, axis=0)
+
+    return _map_cache(gather_by(flat_indices), cache, static_fn=gather_by(static_indices),
+                      per_example_fn=gather_by(example_indices))
 
 
 def leading_axis_free(shapes):

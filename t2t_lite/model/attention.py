@@ -168,6 +168,24 @@ class MultiHeadAttention(keras.layers.Layer):
             q = self._split_heads(self._project(query, self.q_kernel), self.key_channels)
         return self._attend(q, cache["k"], cache["v"], bias, training=False), cache
 
+    def step_folded(self, query, memory_kv, bias=None):
+        """Cross-attention for one new position of R = B * beam rows over the
+        memory of B sentences, each read once: the beam becomes the query axis.
+
+        Args:
+          query: [R, 1, D]; rows b * beam ... b * beam + beam - 1 are sentence b's.
+          memory_kv: {"k": [B, H, S, K], "v": [B, H, S, V]} from `memory_kv`.
+          bias: additive mask broadcastable to [B, H, 1, S].
+        Returns:
+          [R, 1, D].
+        """
+        sentences = tf.shape(memory_kv["k"])[0]
+        q = self._project(query, self.q_kernel)  # [R, 1, H*K]
+        q = tf.reshape(q, [sentences, -1, self.key_channels])  # [B, beam, H*K]
+        q = self._split_heads(q, self.key_channels)  # [B, H, beam, K]
+        output = self._attend(q, memory_kv["k"], memory_kv["v"], bias, training=False)
+        return tf.reshape(output, [-1, 1, self.hidden_size])  # [B, beam, D] -> [R, 1, D]
+
     def get_config(self):
         config = super().get_config()
         config.update(hidden_size=self.hidden_size, num_heads=self.num_heads,

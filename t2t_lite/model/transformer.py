@@ -12,9 +12,12 @@ cache, and `decode_step` produces the next-token logits for one position:
     logits, cache = model.decode_step(ids, index, cache)  # [B, V]
 
 Cache layout (what beam search tiles and reorders): a dict with
-  "layer_i": {"k": [B, H, L, K], "v": [B, H, L, V]}  self-attention, grows per step
-  "static":  {"bias": [B, 1, 1, S], "layer_i": {"k": [B, H, S, K], "v": [B, H, S, V]}}
-             per-example constants (encoder padding bias, cross-attention keys/values).
+  "layer_i": {"k": [R, H, L, K], "v": [R, H, L, V]}  self-attention, grows per step
+  "per_example": {"bias": [B, 1, 1, S], "layer_i": {"k": [B, H, S, K], "v": [B, H, S, V]}}
+             per-sentence constants (encoder padding bias, cross-attention keys/values),
+             one copy per sentence whatever the beam: `decode_step` gets R = B * beam
+             rows (beam the inner index) and folds the beam into the query axis of
+             cross-attention, as CTranslate2 does, instead of reading B * beam copies.
 """
 
 from typing import Optional
@@ -109,13 +112,14 @@ class DecoderLayer(keras.layers.Layer):
         return x
 
     def step(self, x, self_cache, cross_kv, self_bias, memory_bias, index, growing=False):
-        """One position: x [B, 1, D] -> ([B, 1, D], updated self_cache)."""
+        """One position: x [R, 1, D] -> ([R, 1, D], updated self_cache); R rows, a
+        multiple of the sentences B of `cross_kv` [B, H, S, K|V] and `memory_bias`."""
         r = self.self_attention_residual
         y, self_cache = self.self_attention.step(r.before(x), self_cache, index, self_bias,
                                                  append=growing)
         x = r.after(x, y)
         r = self.cross_attention_residual
-        y, _ = self.cross_attention.step(r.before(x), cross_kv, bias=memory_bias)
+        y = self.cross_attention.step_folded(r.before(x), cross_kv, bias=memory_bias)
         x = r.after(x, y)
         r = self.feed_forward_residual
         return r.after(x, self.feed_forward(r.before(x))), self_cache
@@ -245,10 +249,10 @@ class Transformer(keras.Model):
             max_length = 0
         batch = tf.shape(memory)[0]
         heads = hp.num_heads
-        cache = {"static": {"bias": memory_bias}}
+        cache = {"per_example": {"bias": memory_bias}}
         for i, layer in enumerate(self.decoder_layers):
             k, v = layer.cross_attention.memory_kv(memory)
-            cache["static"][f"layer_{i}"] = {"k": k, "v": v}
+            cache["per_example"][f"layer_{i}"] = {"k": k, "v": v}
             cache[f"layer_{i}"] = {
                 "k": tf.zeros([batch, heads, max_length, hp.key_channels // heads], k.dtype),
                 "v": tf.zeros([batch, heads, max_length, hp.value_channels // heads], v.dtype),
@@ -259,23 +263,27 @@ class Transformer(keras.Model):
         """Next-token logits for position `index`.
 
         Args:
-          ids: int [B], the decoder input at `index` (0 = start at index 0).
+          ids: int [R], the decoder input at `index` (0 = start at index 0); R is
+            a multiple of the sentences B in cache["per_example"] (R = B * beam,
+            the beam the inner index: rows b * beam ... b * beam + beam - 1 are
+            sentence b's).
           index: int32 scalar.
-          cache: from `init_cache`, holding positions < index.
+          cache: from `init_cache`, holding positions < index (its per-row
+            tensors tiled to R rows).
           growing: the cache was made with `max_length=None` (appended to).
         Returns:
-          (logits float32 [B, V], updated cache).
+          (logits float32 [R, V], updated cache).
         """
         index = tf.convert_to_tensor(index, tf.int32)
-        x = self.target_embedding(ids[:, None])  # [B, 1, D]
+        x = self.target_embedding(ids[:, None])  # [R, 1, D]
         x = x + self.positions.encodings(index[None])[None]
-        static = cache["static"]
+        static = cache["per_example"]
         if growing:  # the cache holds exactly the positions <= index after the append
             self_bias = None
         else:
             length = tf.shape(cache["layer_0"]["k"])[2]
             self_bias = tf.where(tf.range(length) <= index, 0.0, NEG_INF)[None, None, None, :]
-        new_cache = {"static": static}
+        new_cache = {"per_example": static}
         for i, layer in enumerate(self.decoder_layers):
             x, new_cache[f"layer_{i}"] = layer.step(
                 x, cache[f"layer_{i}"], static[f"layer_{i}"], self_bias, static["bias"], index,

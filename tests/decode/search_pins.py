@@ -42,22 +42,31 @@ class RandomTableModel:
         self.tables = tf.constant(logits)
         self.max_lengths = tf.constant(rng.integers(2, 14, size=EXAMPLES), tf.int32)
 
-    def cache(self):
+    def cache(self, key: str = "static"):
+        """The example's index under `key`: "static" (tiled with the beam: one
+        per row) or "per_example" (one per example: rows map to it by position)."""
         return {"hash": tf.zeros([EXAMPLES], tf.int32),
-                "static": {"example": tf.range(EXAMPLES, dtype=tf.int32)}}
+                key: {"example": tf.range(EXAMPLES, dtype=tf.int32)}}
 
     def __call__(self, ids, step, cache):
         hashed = tf.where(step > 0, (cache["hash"] * 31 + ids * 7 + 3) % ROWS, 0)  # [rows]
-        logits = tf.gather_nd(self.tables, tf.stack([cache["static"]["example"], hashed], 1))
-        return logits, {"hash": hashed, "static": cache["static"]}
+        if "static" in cache:
+            example = cache["static"]["example"]  # [rows]
+        else:  # rows = examples x beam, the beam inner
+            examples = cache["per_example"]["example"]  # [examples]
+            beam = tf.shape(ids)[0] // tf.shape(examples)[0]
+            example = tf.repeat(examples, beam)  # [rows]
+        logits = tf.gather_nd(self.tables, tf.stack([example, hashed], 1))
+        return logits, {**cache, "hash": hashed}
 
 
-def run(beam_size, alpha, penalty, **kwargs):
+def run(beam_size, alpha, penalty, cache_key="static", **kwargs):
     """ids int32 [EXAMPLES, beam, T] and scores [EXAMPLES, beam] of one setting."""
     from t2t_lite.decode.beam_search import beam_search
     model = RandomTableModel()
     return beam_search(model, tf.zeros([EXAMPLES], tf.int32), beam_size, model.max_lengths,
-                       VOCAB, alpha, EOS, model.cache(), length_penalty=penalty, **kwargs)
+                       VOCAB, alpha, EOS, model.cache(cache_key), length_penalty=penalty,
+                       **kwargs)
 
 
 def main() -> None:

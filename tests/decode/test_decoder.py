@@ -237,6 +237,9 @@ def test_xla_search_pads_shapes_and_matches_the_plain_graph(model_dir):
     np.testing.assert_array_equal(xla_ids[:, 0, :width], plain_ids[:, 0])
     assert not xla_ids[:, :, width:].numpy().any()
     np.testing.assert_allclose(xla_scores, plain_scores, rtol=1e-4)
+    # The padding row is computed but never useful: both count beam x best tokens of 3 rows.
+    assert xla.work["useful"] == plain.work["useful"] == 2 * np.count_nonzero(plain_ids[:, 0])
+    assert xla.work["computed"] > xla.work["useful"]
 
 
 def test_bfloat16_decoding_keeps_float32_weights_and_close_scores(model_dir):

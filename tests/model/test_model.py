@@ -77,6 +77,30 @@ def test_cached_incremental_decoding_equals_full_forward_pass(overrides):
         np.testing.assert_allclose(step_by_step.numpy(), full.numpy(), atol=1e-5)
 
 
+def test_beams_folded_into_one_copy_of_the_memory_equal_the_full_pass():
+    # Three beams per sentence, each with its own target: the cache keeps the
+    # encoder's keys and values once per sentence, and decode_step maps rows
+    # b * 3 .. b * 3 + 2 to sentence b; every row must equal the full forward
+    # pass of its sentence and its own target.
+    from t2t_lite.decode.search_common import tile_cache
+    model = tiny_model()
+    beam = 3
+    sources = tf.repeat(SOURCE, beam, axis=0)  # [9, S]
+    targets = tf.concat([sources[:, :1], tf.random.stateless_uniform(
+        [9, TARGET.shape[1] - 1], (1, 2), 3, 40, tf.int32)], axis=1)  # [9, T], rows differ
+    full = model({"inputs": sources, "targets": targets}, training=False)
+    memory, bias = model.encode(SOURCE)
+    cache = tile_cache(model.init_cache(memory, bias, max_length=None), beam)
+    assert cache["per_example"]["layer_0"]["k"].shape[0] == 3  # not tiled
+    step = tf.function(functools.partial(model.decode_step, growing=True))
+    ids, outputs = tf.zeros([9], tf.int32), []
+    for i in range(targets.shape[1]):
+        logits, cache = step(ids, tf.constant(i), cache)
+        outputs.append(logits)
+        ids = targets[:, i]
+    np.testing.assert_allclose(tf.stack(outputs, axis=1).numpy(), full.numpy(), atol=1e-5)
+
+
 def test_future_target_tokens_do_not_change_earlier_outputs():
     model = tiny_model()
     changed = tf.tensor_scatter_nd_update(TARGET, [[0, 4], [2, 3]], [20, 21])
