@@ -3,6 +3,7 @@
     python bench/decode_speed.py [--hparams_sets transformer_base,transformer_small]
         [--batch_sizes 32,64] [--beam_sizes 4,1] [--source_length 25]
         [--output_length 30] [--ct2_compute_types float32,int8] [--repeats 3]
+        [--modes default,xla]
 
 For each hparams set it builds a t2t-lite Transformer with random weights
 (shared vocabulary of `--vocab_size`) and converts that same model to
@@ -63,8 +64,10 @@ def time_calls(fn, repeats: int) -> float:
 
 # -- t2t-lite -------------------------------------------------------------------
 
-# How t2t-lite's search is compiled: (jit_compile, growing_cache).
-MODES = {"plain": (False, True), "plain_preallocated": (False, False), "xla": (True, False)}
+# How t2t-lite's search is compiled: (jit_compile, growing_cache); "default" is
+# exactly what t2t-decoder runs without flags (Search's own defaults).
+MODES = {"default": (False, None), "plain": (False, True), "plain_preallocated": (False, False),
+         "xla": (True, False)}
 
 
 def t2t_lite_seconds(model, sources: np.ndarray, beam: int, output_length: int,
@@ -120,8 +123,9 @@ def main() -> None:
     p.add_argument("--vocab_size", type=int, default=32000)
     p.add_argument("--ct2_compute_types", default="float32,int8",
                    help="empty: do not time CTranslate2")
-    p.add_argument("--modes", default="plain,xla",
-                   help="t2t-lite search compilation: plain (tf.function, growing cache), "
+    p.add_argument("--modes", default="default,xla",
+                   help="t2t-lite search compilation: default (what t2t-decoder runs "
+                        "without flags), plain (tf.function, growing cache), "
                         "plain_preallocated, xla (XLA, preallocated cache)")
     p.add_argument("--precision", choices=["float32", "bfloat16"], default="float32",
                    help="t2t-lite's compute dtype (bfloat16: Keras mixed_bfloat16)")

@@ -102,12 +102,9 @@ class MultiHeadAttention(keras.layers.Layer):
 
     # -- Attention ------------------------------------------------------------
 
-    def _attend(self, q, k, v, bias, training, return_weights=False):
-        """q [B, H, T, K], k [B, H, S, K], v [B, H, S, V], bias broadcast to [B, H, T, S].
-
-        Returns [B, T, D]; with `return_weights` also the attention weights
-        float32 [B, H, T, S] (the softmax, before dropout).
-        """
+    def _context(self, q, k, v, bias, training=False):
+        """q [B, H, T, K], k [B, H, S, K], v [B, H, S, V], bias broadcast to [B, H, T, S]
+        -> (context [B, H, T, V], attention weights float32 [B, H, T, S])."""
         q = q * tf.cast(1.0 / math.sqrt(self.key_channels // self.num_heads), q.dtype)
         logits = tf.matmul(q, k, transpose_b=True)  # [B, H, T, S]
         # Softmax in float32 whatever the compute dtype (mixed precision).
@@ -116,7 +113,15 @@ class MultiHeadAttention(keras.layers.Layer):
             logits += tf.cast(bias, tf.float32)  # Keras may have autocast it
         probabilities = tf.nn.softmax(logits)  # [B, H, T, S] float32
         weights = self._dropout(tf.cast(probabilities, self.compute_dtype), training=training)
-        context = tf.matmul(weights, v)  # [B, H, T, V]
+        return tf.matmul(weights, v), probabilities
+
+    def _attend(self, q, k, v, bias, training, return_weights=False):
+        """q [B, H, T, K], k [B, H, S, K], v [B, H, S, V], bias broadcast to [B, H, T, S].
+
+        Returns [B, T, D]; with `return_weights` also the attention weights
+        float32 [B, H, T, S] (the softmax, before dropout).
+        """
+        context, probabilities = self._context(q, k, v, bias, training)  # [B, H, T, V]
         shape = tf.shape(context)
         context = tf.reshape(tf.transpose(context, [0, 2, 1, 3]),
                              [shape[0], shape[2], self.value_channels])  # [B, T, H*V]
@@ -141,50 +146,63 @@ class MultiHeadAttention(keras.layers.Layer):
             k, v = self.memory_kv(memory)
         return self._attend(q, k, v, bias, training, return_weights)
 
+    # -- One decoding step --------------------------------------------------
+    # Rows R of one position each, kept 2-D ([R, D]): a step is a few hundred
+    # small ops, each a kernel launch on the CPU, so the reshapes and
+    # transposes a [R, 1, D] layout needs are left out where T = 1 makes
+    # them plain reshapes with static sizes.
+
+    def _row_heads(self, x, channels):
+        """[R, channels] -> [R, H, 1, channels / H]."""
+        return tf.reshape(x, [-1, self.num_heads, 1, channels // self.num_heads])
+
     def step(self, query, cache, index=None, bias=None, append=False):
-        """Attention for one new decoder position, using and updating `cache`.
+        """Self-attention for one new decoder position, using and updating `cache`.
 
         Args:
-          query: [B, 1, D], the new position's input.
-          cache: self-attention: {"k": [B, H, L, K], "v": [B, H, L, V]}, keys and
-            values of positions < index (zeros beyond); cross-attention: the
-            memory's precomputed {"k", "v"} from `memory_kv`.
-          index: int32 scalar, the new position (self-attention only).
-          bias: additive mask broadcastable to [B, H, 1, L or S].
-          append: self-attention with a growing cache: concatenate the new
-            position's keys and values instead of writing them at `index`.
+          query: [R, D], the new position's input.
+          cache: {"k": [R, H, L, K], "v": [R, H, L, V]}, keys and values of
+            positions < index (zeros beyond, unless `append`).
+          index: int32 scalar, the new position.
+          bias: additive mask broadcastable to [R, H, 1, L].
+          append: a growing cache: concatenate the new position's keys and
+            values instead of writing them at `index`.
         Returns:
-          ([B, 1, D], the updated cache).
+          ([R, D], the updated cache).
         """
-        if self.self_attention:
-            q, k, v = self._split_qkv(query)
-            if append:
-                cache = {"k": tf.concat([cache["k"], k], axis=2),
-                         "v": tf.concat([cache["v"], v], axis=2)}
-            else:
-                cache = {"k": add_at_position(cache["k"], index, k),
-                         "v": add_at_position(cache["v"], index, v)}
+        kc, vc = self.key_channels, self.value_channels
+        qkv = matmul_2d(query, self.qkv_kernel, self.compute_dtype)  # [R, 2K*H + V*H]
+        q, k, v = tf.split(qkv, [kc, kc, vc], axis=-1)
+        q, k, v = self._row_heads(q, kc), self._row_heads(k, kc), self._row_heads(v, vc)
+        if append:
+            cache = {"k": tf.concat([cache["k"], k], axis=2),
+                     "v": tf.concat([cache["v"], v], axis=2)}
         else:
-            q = self._split_heads(self._project(query, self.q_kernel), self.key_channels)
-        return self._attend(q, cache["k"], cache["v"], bias, training=False), cache
+            cache = {"k": add_at_position(cache["k"], index, k),
+                     "v": add_at_position(cache["v"], index, v)}
+        context, _ = self._context(q, cache["k"], cache["v"], bias)  # [R, H, 1, V]
+        context = tf.reshape(context, [-1, vc])  # T = 1: no transpose needed
+        return matmul_2d(context, self.output_kernel, self.compute_dtype), cache
 
     def step_folded(self, query, memory_kv, bias=None):
         """Cross-attention for one new position of R = B * beam rows over the
         memory of B sentences, each read once: the beam becomes the query axis.
 
         Args:
-          query: [R, 1, D]; rows b * beam ... b * beam + beam - 1 are sentence b's.
+          query: [R, D]; rows b * beam ... b * beam + beam - 1 are sentence b's.
           memory_kv: {"k": [B, H, S, K], "v": [B, H, S, V]} from `memory_kv`.
           bias: additive mask broadcastable to [B, H, 1, S].
         Returns:
-          [R, 1, D].
+          [R, D].
         """
+        kc, vc, heads = self.key_channels, self.value_channels, self.num_heads
         sentences = tf.shape(memory_kv["k"])[0]
-        q = self._project(query, self.q_kernel)  # [R, 1, H*K]
-        q = tf.reshape(q, [sentences, -1, self.key_channels])  # [B, beam, H*K]
-        q = self._split_heads(q, self.key_channels)  # [B, H, beam, K]
-        output = self._attend(q, memory_kv["k"], memory_kv["v"], bias, training=False)
-        return tf.reshape(output, [-1, 1, self.hidden_size])  # [B, beam, D] -> [R, 1, D]
+        q = matmul_2d(query, self.q_kernel, self.compute_dtype)  # [R, H*K]
+        q = tf.reshape(q, [sentences, -1, heads, kc // heads])  # [B, beam, H, K]
+        q = tf.transpose(q, [0, 2, 1, 3])  # [B, H, beam, K]
+        context, _ = self._context(q, memory_kv["k"], memory_kv["v"], bias)  # [B, H, beam, V]
+        context = tf.reshape(tf.transpose(context, [0, 2, 1, 3]), [-1, vc])  # [R, H*V]
+        return matmul_2d(context, self.output_kernel, self.compute_dtype)
 
     def get_config(self):
         config = super().get_config()

@@ -47,6 +47,8 @@ class SlicedGlorot(keras.initializers.Initializer):
 def matmul_2d(x, kernel, dtype):
     """[..., C_in] x [C_in, C_out] -> [..., C_out] as a single 2-D matmul."""
     kernel = tf.cast(kernel, dtype)
+    if x.shape.rank == 2:  # decoding steps: no reshapes (each op costs a launch)
+        return tf.matmul(x, kernel)
     shape = tf.shape(x)
     y = tf.matmul(tf.reshape(x, [-1, kernel.shape[0]]), kernel)
     return tf.reshape(y, tf.concat([shape[:-1], [kernel.shape[1]]], 0))
@@ -59,6 +61,8 @@ def vocab_logits(x, matrix, dtype):
     that the softmax and the loss are computed in full precision.
     """
     matrix = tf.cast(matrix, dtype)
+    if x.shape.rank == 2:  # decoding steps
+        return tf.cast(tf.matmul(x, matrix, transpose_b=True), tf.float32)
     shape = tf.shape(x)
     y = tf.matmul(tf.reshape(x, [-1, matrix.shape[1]]), matrix, transpose_b=True)
     return tf.cast(tf.reshape(y, tf.concat([shape[:-1], [matrix.shape[0]]], 0)), tf.float32)

@@ -112,7 +112,7 @@ class DecoderLayer(keras.layers.Layer):
         return x
 
     def step(self, x, self_cache, cross_kv, self_bias, memory_bias, index, growing=False):
-        """One position: x [R, 1, D] -> ([R, 1, D], updated self_cache); R rows, a
+        """One position: x [R, D] -> ([R, D], updated self_cache); R rows, a
         multiple of the sentences B of `cross_kv` [B, H, S, K|V] and `memory_bias`."""
         r = self.self_attention_residual
         y, self_cache = self.self_attention.step(r.before(x), self_cache, index, self_bias,
@@ -275,8 +275,8 @@ class Transformer(keras.Model):
           (logits float32 [R, V], updated cache).
         """
         index = tf.convert_to_tensor(index, tf.int32)
-        x = self.target_embedding(ids[:, None])  # [R, 1, D]
-        x = x + self.positions.encodings(index[None])[None]
+        x = self.target_embedding(ids)  # [R, D]
+        x = x + self.positions.encodings(index[None])  # + [1, D]
         static = cache["per_example"]
         if growing:  # the cache holds exactly the positions <= index after the append
             self_bias = None
@@ -288,7 +288,7 @@ class Transformer(keras.Model):
             x, new_cache[f"layer_{i}"] = layer.step(
                 x, cache[f"layer_{i}"], static[f"layer_{i}"], self_bias, static["bias"], index,
                 growing)
-        return self._logits(x)[:, 0, :], new_cache
+        return self._logits(x), new_cache
 
 
 def _collect(attention: dict, weights: dict) -> None:
