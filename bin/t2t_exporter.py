@@ -47,11 +47,15 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 
 def run(args: argparse.Namespace) -> int:
     if args.format == "ctranslate2":
+        from t2t_lite.export.ctranslate2_client import read_export_info
         from t2t_lite.export.ctranslate2_export import export_ctranslate2
         path = export_ctranslate2(args.output_dir, args.export_dir, args.decode_hparams,
                                   checkpoint_path=args.checkpoint_path,
                                   checkpoint_average=args.checkpoint_average,
                                   quantization=args.quantization or "float32")
+        note = read_export_info(path).get("note")
+        if note:  # a search CTranslate2 cannot run exactly: say so where the user looks
+            print(f"t2t-exporter: note: {note}", file=sys.stderr)
     else:
         from t2t_lite.export.exporter import export
         path = export(args.output_dir, args.export_dir, args.decode_hparams,

@@ -19,10 +19,15 @@ PROVENANCE_DIR = "t2t_lite"                 # hparams.json, problem.json, export
 EXPORT_INFO = os.path.join(PROVENANCE_DIR, "export.json")
 
 
+def read_export_info(path: str) -> dict:
+    """What t2t-exporter recorded for the export version `path` (export.json)."""
+    with open(os.path.join(path, EXPORT_INFO), encoding="utf-8") as f:
+        return json.load(f)
+
+
 def recorded_options(path: str) -> dict:
     """The `translate_batch` arguments written by t2t-exporter for `path`."""
-    with open(os.path.join(path, EXPORT_INFO), encoding="utf-8") as f:
-        return dict(json.load(f)["translate_batch"])
+    return dict(read_export_info(path)["translate_batch"])
 
 
 class CT2Translator:
@@ -55,17 +60,21 @@ class CT2Translator:
                          extra_length: Optional[int] = None) -> List[List[str]]:
         """Best hypothesis (pieces) of each source (pieces).
 
-        `extra_length`: cap each output at its source's length (EOS included) +
-        `extra_length` tokens, t2t-decoder's rule, by translating the sources of
-        each length with their own `max_decoding_length` (CTranslate2 takes one
-        per call); None: the recorded `max_decoding_length` for all.
+        `extra_length`: cap each output at its source's length (EOS included,
+        after truncation to `max_input_length`, as both t2t-decoder and
+        CTranslate2 truncate) + `extra_length` tokens, t2t-decoder's rule, by
+        translating the sources of each length with their own
+        `max_decoding_length` (CTranslate2 takes one per call); None: the
+        recorded `max_decoding_length` for all.
         """
         if extra_length is None:
             groups = {None: list(range(len(pieces)))}
         else:
+            max_input = self.options.get("max_input_length") or float("inf")  # 0: no limit
             groups = {}
             for i, source in enumerate(pieces):
-                groups.setdefault(len(source) + 1 + extra_length, []).append(i)
+                source_length = min(len(source) + 1, max_input)
+                groups.setdefault(source_length + extra_length, []).append(i)
         hypotheses = [None] * len(pieces)
         for max_length, rows in groups.items():
             options = dict(self.options)

@@ -133,8 +133,10 @@ def export_ctranslate2(model_dir: str, export_dir: str,
                 ctranslate2=ctranslate2.__version__, translate_batch=options,
                 sentencepiece=SENTENCEPIECE_FILE)
     if source.params.length_penalty == "gnmt" and source.params.alpha > 0:
-        info["note"] = ("tensor2tensor's gnmt length penalty ((5 + length) / 6) ** alpha has no "
-                        "CTranslate2 equivalent; length_penalty=alpha divides by length ** alpha.")
+        info["note"] = (f"CTranslate2 has no gnmt length penalty ((5 + length) / 6) ** alpha; "
+                        f"exported length_penalty={float(source.params.alpha)} (score / "
+                        f"length ** alpha) instead; --decode_hparams=length_penalty=fairseq "
+                        f"exports what t2t-decoder computes exactly.")
 
     def write(tmp: str) -> None:
         spec.save(tmp)

@@ -174,6 +174,40 @@ def test_t2t_decoder_max_length_rule(tmp_path):
     uncapped = client.translate_pieces(client.tokenize(lines))
     assert max(len(h) for h in uncapped) > max(s + 3 for s in source_lengths)
 
+    # max_input_length=4: both keep the first 3 pieces and EOS, and both cap the output
+    # at the truncated length (4) + extra_length, not at the full source's.
+    assert max(source_lengths) > 4
+    params = SearchParams(beam_size=1, extra_length=3, max_input_length=4)
+    expected = decode_lines(Translator(Search(model, params), vocab), lines)
+    client = CT2Translator(path, compute_type="float32", beam_size=1, max_input_length=4)
+    assert client.translate(lines, extra_length=3) == expected
+    assert max(len(h) for h in client.translate_pieces(client.tokenize(lines), 32, 3)) == 7
+
+    # Sampling maps to CTranslate2's sampling arguments; with top_k=1 both are greedy.
+    params = SearchParams(sampling_temperature=0.7, top_k=1, extra_length=3)
+    options = ctranslate2_export.translate_options(params, model_dir_lib.read_hparams(model_dir))
+    assert (options["beam_size"], options["sampling_temperature"], options["sampling_topk"]) == (
+        1, 0.7, 1)
+    greedy = decode_lines(Translator(Search(model, SearchParams(beam_size=1, extra_length=3)),
+                                     vocab), lines)
+    sampled = CT2Translator(path, compute_type="float32", **options).translate(lines, extra_length=3)
+    assert sampled == greedy == decode_lines(Translator(Search(model, params), vocab), lines)
+
+
+def test_exporter_says_when_ctranslate2_cannot_run_the_length_penalty(tmp_path, capfd):
+    """tensor2tensor's gnmt penalty (the numbers problem's default) has no CTranslate2
+    form: the export substitutes length ** alpha and says so in one line on stderr."""
+    model_dir = make_model_dir(str(tmp_path / "model"), hparams_overrides=SHAPES["post-norm, tied"])
+    argv = ["--format=ctranslate2", f"--output_dir={model_dir}", f"--export_dir={tmp_path}/ct2"]
+    assert t2t_exporter.main(argv) == 0
+    out, err = capfd.readouterr()
+    notes = [line for line in err.splitlines() if line.startswith("t2t-exporter: note: ")]
+    assert len(notes) == 1, err
+    assert "length_penalty=0.6" in notes[0] and "length_penalty=fairseq" in notes[0]
+    assert out.strip().endswith("ct2/1")
+    assert t2t_exporter.main(argv + ["--decode_hparams=length_penalty=fairseq"]) == 0
+    assert "note" not in capfd.readouterr().err
+
 
 # -- A trained model, t2t-decoder against the export's user path -------------------
 
