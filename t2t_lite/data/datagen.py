@@ -42,7 +42,8 @@ from typing import Callable, Dict, Iterable, List, Optional, Union
 import tensorflow as tf
 
 from t2t_lite import registry
-from t2t_lite.data.integrity import check_shards, damaged_shards, shard_records
+from t2t_lite.data.integrity import (check_shards, count_records, damaged_shards,
+                                     shard_records)
 from t2t_lite.data.layout import EOS_ID, PAD_ID, SPLITS, shard_name
 from t2t_lite.data.problem import Pair, Problem
 from t2t_lite.data.vocab import SubwordVocab, train_sentencepiece, vocab_path
@@ -272,13 +273,23 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
         if done and done["shards"] == [os.path.basename(p) for p in paths] and all(
                 os.path.isfile(p) for p in paths):
             if "shard_bytes" not in done:  # written before sizes were recorded
-                done.update(shard_records(paths))
-                log(f"  {split}: recorded the sizes and checksums of the existing shards")
-            damaged = damaged_shards(data_dir, problem.name, done)
-            if not damaged:
-                log(_split_line(split, done, reused=True))
-                continue
-            log(f"  {split}: {damaged[0]}; writing the split again")
+                # Record sizes and checksums only of shards that read back whole:
+                # recording damaged bytes would make the damage look intended.
+                found = count_records(paths)
+                if found == done["examples"]:
+                    done.update(shard_records(paths))
+                    log(f"  {split}: recorded the sizes and checksums of the existing shards "
+                        f"({found:,} examples read back)")
+            if "shard_bytes" not in done:
+                what = "unreadable records" if found is None else f"{found:,} examples"
+                log(f"  {split}: the existing shards hold {what}, not the "
+                    f"{done['examples']:,} t2t-datagen wrote; writing the split again")
+            else:
+                damaged = damaged_shards(data_dir, problem.name, done)
+                if not damaged:
+                    log(_split_line(split, done, reused=True))
+                    continue
+                log(f"  {split}: {damaged[0]}; writing the split again")
         start = time.time()
         stats = write_split(problem.raw_pairs(split, tmp_dir), vocab, paths,
                             drop_empty=(split == "train"))

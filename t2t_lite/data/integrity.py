@@ -11,7 +11,9 @@ names no file) becomes one line naming the shards whose checksum differs.
 
 import hashlib
 import os
-from typing import Dict, Iterable, List
+from typing import Dict, Iterable, List, Optional
+
+import tensorflow as tf
 
 from t2t_lite.errors import T2TError
 
@@ -32,6 +34,20 @@ def shard_records(paths: Iterable[str]) -> Dict[str, List]:
     paths = list(paths)
     return {"shard_bytes": [os.path.getsize(p) for p in paths],
             "shard_sha256": [file_sha256(p) for p in paths]}
+
+
+def count_records(paths: Iterable[str]) -> Optional[int]:
+    """How many examples the TFRecord shards `paths` hold, every record read (its
+    CRCs checked) and parsed as datagen's {"inputs", "targets"} int64 example;
+    None when a record is corrupt or does not parse."""
+    features = {"inputs": tf.io.VarLenFeature(tf.int64),
+                "targets": tf.io.VarLenFeature(tf.int64)}
+    records = tf.data.TFRecordDataset(list(paths)).batch(4096)
+    rows = records.map(lambda batch: tf.io.parse_example(batch, features)["inputs"].dense_shape[0])
+    try:
+        return int(rows.reduce(tf.constant(0, tf.int64), lambda total, n: total + n))
+    except (tf.errors.DataLossError, tf.errors.InvalidArgumentError):
+        return None
 
 
 def _rerun(problem_name: str, data_dir: str) -> str:

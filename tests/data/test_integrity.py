@@ -2,6 +2,7 @@
 
 import json
 import os
+import struct
 
 import pytest
 
@@ -83,3 +84,43 @@ def test_a_flipped_byte_is_found_by_verify_and_named_when_training_reads_it(
                              f"--output_dir={tmp_path / 'm'}"]) == 1
     err = one_line_error(capfd, "t2t-trainer")
     assert f"{path} is corrupt" in err and "corrupted record at" in err
+
+
+def last_record_start(path: str) -> int:
+    """The byte offset of a TFRecord file's last record (each record: an 8-byte
+    little-endian length, a 4-byte CRC, the data, a 4-byte CRC)."""
+    raw = open(path, "rb").read()
+    offset, starts = 0, []
+    while offset < len(raw):
+        starts.append(offset)
+        (length,) = struct.unpack("<Q", raw[offset:offset + 8])
+        offset += 8 + 4 + length + 4
+    assert offset == len(raw) and len(starts) > 1
+    return starts[-1]
+
+
+@pytest.mark.parametrize("damage", ["last_record_removed", "cut_inside_a_record"])
+def test_upgrading_older_metadata_records_only_shards_that_read_back_whole(data, capfd, damage):
+    """Metadata from before sizes were recorded: datagen reads every record back before
+    recording checksums, and writes a damaged split again instead of blessing it."""
+    meta_path = os.path.join(data, f"{PROBLEM}.datagen.json")
+    with open(meta_path) as f:
+        meta = json.load(f)
+    for split_meta in meta["splits"].values():  # as an older t2t-datagen wrote it
+        del split_meta["shard_bytes"], split_meta["shard_sha256"]
+    with open(meta_path, "w") as f:
+        json.dump(meta, f)
+    examples = meta["splits"]["dev"]["examples"]
+    path = shard(data, "dev")
+    original = open(path, "rb").read()
+    cut = last_record_start(path) if damage == "last_record_removed" else len(original) - 7
+    with open(path, "r+b") as f:
+        f.truncate(cut)
+    assert t2t_datagen.main([f"--problem={PROBLEM}", f"--data_dir={data}"]) == 0
+    out = capfd.readouterr().out
+    found = f"{examples - 1:,} examples" if damage == "last_record_removed" else "unreadable records"
+    assert (f"dev: the existing shards hold {found}, not the {examples:,} t2t-datagen wrote; "
+            "writing the split again") in out, out
+    assert "train: recorded the sizes and checksums of the existing shards" in out
+    assert open(path, "rb").read() == original  # written again (datagen is seeded)
+    assert t2t_datagen.main([f"--problem={PROBLEM}", f"--data_dir={data}", "--verify"]) == 0
