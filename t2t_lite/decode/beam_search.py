@@ -72,8 +72,8 @@ def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, max_decode_le
         tensor2tensor); the loop stops when every example has stopped.
         False runs every example to its maximum length.
       stop_rule: "t2t" (`stop_early`'s rule alone) or "beam_full": an example
-        also stops as soon as it has `beam` finished hypotheses (CTranslate2's
-        rule; faster, and it may miss a longer hypothesis that the length
+        also stops as soon as it has `beam` finished hypotheses (the rule
+        CTranslate2 describes, not its exact search; faster, and it may miss a longer hypothesis that the length
         penalty would have ranked higher).
       buffer_length: static output length T; needed under XLA when
         `max_decode_length` is not known while tracing. Defaults to the maximum

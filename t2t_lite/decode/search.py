@@ -48,7 +48,8 @@ class SearchParams:
                                       # one (parsing: only well-formed trees)
     stop_rule: str = "t2t"            # when a sentence's beam search stops: "t2t" (no alive
                                       # hypothesis can still win) or "beam_full" (also once
-                                      # it has beam_size finished hypotheses, as CTranslate2)
+                                      # it has beam_size finished hypotheses, the rule
+                                      # CTranslate2 describes)
 
     @classmethod
     def for_problem(cls, problem, **overrides) -> "SearchParams":
