@@ -18,7 +18,9 @@ import os
 import shutil
 import socket
 import tempfile
-from typing import List, Optional
+from typing import Callable, List, Optional, TypeVar
+
+T = TypeVar("T")
 
 _SEPARATOR = "@"  # never in a host name (letters, digits, '-' and '.')
 
@@ -110,3 +112,31 @@ def replace_dir(tmp: str, final: str) -> None:
     os.rename(final, old)
     os.rename(tmp, final)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def write_dir(final: str, kind: str, fill: Callable[[str], T]) -> T:
+    """Writes the directory `final` in full under a temporary name, then renames it into place.
+
+    `fill(tmp)` writes the contents into a new hidden directory
+    `.<name of final>.tmp-<kind>-<pid>@<host>@*` beside `final`, which then
+    replaces `final` (`replace_dir`): `final` is at every moment absent, its
+    previous contents or the new ones, even if this process is killed.
+    Temporary directories of earlier killed writers are removed first; an
+    error in `fill` removes this one.
+
+    Returns:
+      What `fill` returns.
+    """
+    final = os.path.abspath(final)
+    parent = os.path.dirname(final)
+    prefix = f".{os.path.basename(final)}.tmp-{kind}-"
+    os.makedirs(parent, exist_ok=True)
+    remove_stale(parent, prefix)
+    tmp = make_temp_dir(parent, prefix)
+    try:
+        result = fill(tmp)
+        replace_dir(tmp, final)
+    finally:
+        if os.path.exists(tmp):  # an error before the rename: nothing half-written stays
+            shutil.rmtree(tmp, ignore_errors=True)
+    return result

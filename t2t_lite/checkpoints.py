@@ -31,15 +31,22 @@ class CheckpointGone(T2TError):
 
 
 def list_checkpoints(model_dir: str) -> List[str]:
-    """The checkpoint prefixes of `model_dir`, oldest first.
+    """The checkpoint prefixes of `model_dir` that its `checkpoint` file lists
+    and whose index exists, oldest first.
+
+    A trainer killed while it deletes an old checkpoint (`keep_checkpoint_max`)
+    leaves it listed without its index (TensorFlow deletes the index first)
+    until its next save; such a checkpoint is not offered.
 
     Raises:
       T2TError: the directory has no checkpoint.
     """
     state = tf.train.get_checkpoint_state(model_dir)
-    if state is None or not state.all_model_checkpoint_paths:
+    listed = list(state.all_model_checkpoint_paths) if state else []  # joined with model_dir
+    complete = [p for p in listed if tf.io.gfile.exists(p + ".index")]
+    if not complete:
         raise T2TError(f"No checkpoints in {model_dir}; train with t2t-trainer first.")
-    return list(state.all_model_checkpoint_paths)  # already joined with model_dir
+    return complete
 
 
 def checkpoint_step(path: str) -> int:

@@ -22,7 +22,6 @@ temporary name and renamed into place when complete (`write_average`).
 
 import json
 import os
-import shutil
 from typing import Any, Dict, List, Optional, Tuple
 
 import keras
@@ -36,6 +35,7 @@ from t2t_lite.hparams_lib import HParams
 HPARAMS_FILE = "hparams.json"
 PROBLEM_FILE = "problem.json"
 AVERAGE_FILE = "average.json"  # in a directory written by t2t-avg-checkpoints
+BEST_DIR, BEST_FILE = "best", "best.json"  # the trainer's best dev BLEU so far
 
 
 def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str,
@@ -214,25 +214,44 @@ def write_average(model_dir: str, avg_dir: str, last: int = 5,
     if avg_dir == os.path.abspath(model_dir):
         raise T2TError("--avg_dir must differ from the model directory.")
     _check_replaceable(avg_dir)
-    parent, prefix = os.path.dirname(avg_dir), f".{os.path.basename(avg_dir)}.tmp-avg-"
-    os.makedirs(parent, exist_ok=True)
-    atomic.remove_stale(parent, prefix)
     model = build_model(model_dir)
     if paths:
         averaging.average_into(model, paths)
     else:
         paths = averaging.restore_latest(model, model_dir, "", last)
-    tmp = atomic.make_temp_dir(parent, prefix)
-    try:
-        step = checkpoints.checkpoint_step(paths[-1])
+    step = checkpoints.checkpoint_step(paths[-1])
+
+    def fill(tmp: str) -> None:
         write_weights(model_dir, tmp, model, step)
         atomic.write_text(os.path.join(tmp, AVERAGE_FILE), json.dumps(
             {"model_dir": os.path.abspath(model_dir), "checkpoints": paths}, indent=2))
-        atomic.replace_dir(tmp, avg_dir)
-    finally:
-        if os.path.exists(tmp):  # an error before the rename: nothing half-written stays
-            shutil.rmtree(tmp, ignore_errors=True)
+
+    atomic.write_dir(avg_dir, "avg", fill)
     return os.path.join(avg_dir, f"ckpt-{step}"), paths
+
+
+def read_best(model_dir: str) -> Optional[Dict[str, Any]]:
+    """`model_dir/best/best.json` ({"bleu", "step"}), or None before any."""
+    path = os.path.join(model_dir, BEST_DIR, BEST_FILE)
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def write_best(model_dir: str, model, step: int, bleu: float) -> None:
+    """Replaces `model_dir/best` with `model`'s weights (a weights-only model
+    directory, `write_weights`) and best.json recording `bleu` and `step`.
+
+    The whole directory is written under a temporary name and renamed into
+    place (`atomic.write_dir`), so best.json always describes the weights
+    beside it, even if the trainer is killed while it writes them.
+    """
+    def fill(tmp: str) -> None:
+        write_weights(model_dir, tmp, model, step)
+        atomic.write_text(os.path.join(tmp, BEST_FILE), json.dumps({"bleu": bleu, "step": step}))
+
+    atomic.write_dir(os.path.join(model_dir, BEST_DIR), "best", fill)
 
 
 def _check_replaceable(avg_dir: str) -> None:

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 
 import tensorflow as tf
 
@@ -58,3 +59,24 @@ def is_chief(strategy: tf.distribute.Strategy) -> bool:
     return resolver.task_type == "chief" or (
         resolver.task_type == "worker" and resolver.task_id == 0 and
         "chief" not in resolver.cluster_spec().as_dict())
+
+
+# A task as TensorFlow names it in a collective's error: /job:worker/replica:0/task:1
+_TASK = re.compile(r"/job:\w+/replica:\d+/task:\d+")
+# What a collective raises when a peer is gone: the health check's abort
+# (UnavailableError), a timed-out or cancelled collective.
+LOST_PEER_ERRORS = (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,
+                    tf.errors.AbortedError, tf.errors.CancelledError)
+
+
+def is_multi_worker(strategy: tf.distribute.Strategy) -> bool:
+    return isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
+
+
+def lost_workers(error: tf.errors.OpError) -> str:
+    """The workers a collective's error names as gone, or its first line."""
+    tasks = sorted(set(_TASK.findall(error.message)))
+    if tasks:
+        return ", ".join(tasks) + " stopped responding"
+    lines = error.message.strip().splitlines()
+    return lines[0] if lines else type(error).__name__

@@ -16,7 +16,6 @@ exactly where its last checkpoint was written.
 
 import dataclasses
 import functools
-import json
 import math
 import os
 import shutil
@@ -27,12 +26,12 @@ from typing import Callable, Dict, Optional
 import keras
 import tensorflow as tf
 
-from t2t_lite import atomic, model_dir
+from t2t_lite import model_dir
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
 from t2t_lite.train.keras_internals import dropout_seed_states
 from t2t_lite.train.step import apply_global_mean, replica_gradients
-from t2t_lite.train.strategy import is_chief
+from t2t_lite.train.strategy import LOST_PEER_ERRORS, is_chief, is_multi_worker, lost_workers
 
 
 @dataclasses.dataclass
@@ -112,6 +111,7 @@ class Trainer:
         self.evaluator = evaluator
         self._signal = None
         self._saved_step: Optional[int] = None  # the step of the last checkpoint written or read
+        self._completed_step = 0  # the last step this process finished (restored or trained)
 
         with self.strategy.scope():
             self.optimizer.build(self.model.trainable_variables)
@@ -254,13 +254,29 @@ class Trainer:
 
         The time limit (`max_train_minutes`) counts from the start of this
         call, so a resumed run gets the full limit again.
+
+        Raises:
+          T2TError: the loss became NaN or infinite; in a multi-worker run,
+            another worker was lost (killed, its machine gone): every worker
+            stops, and the same commands started again resume.
         """
         restored = self._restore()
+        self._completed_step = self.step
         if restored:
             print(f"Resumed from {restored} at step {self.step}.", flush=True)
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
             return self._loop()
+        except LOST_PEER_ERRORS as e:
+            if not is_multi_worker(self.strategy):
+                raise
+            # Collectives cannot continue without every worker: stop, and say how to resume.
+            latest = tf.train.latest_checkpoint(self.output_dir) or "none yet"
+            raise T2TError(
+                f"A worker was lost after step {self._completed_step} ({lost_workers(e)}); "
+                "stopping. "
+                f"Last complete checkpoint: {latest}. Start the same command on every worker "
+                "again to resume from it.") from None
         finally:
             for s, handler in previous.items():
                 signal.signal(s, handler)
@@ -274,6 +290,7 @@ class Trainer:
         while self.step < self.train_steps:
             loss_t, tokens_t = self._train_step(self.iterator)
             loss, step = float(loss_t), self.step
+            self._completed_step = step
             window_tokens += float(tokens_t)
             if not math.isfinite(loss):
                 latest = self.manager.latest_checkpoint or "none yet"
@@ -346,16 +363,11 @@ class Trainer:
     def _keep_if_best(self, bleu: float) -> None:
         """Keeps the weights of the best dev BLEU so far in `output_dir/best`.
 
-        `best/` is a weights-only model directory (`model_dir.write_weights`),
-        so `t2t-decoder --output_dir=M/best` decodes with it.
+        `best/` is a weights-only model directory (`model_dir.write_best`,
+        replaced as a whole), so `t2t-decoder --output_dir=M/best` decodes with it.
         """
         if not os.path.exists(os.path.join(self.output_dir, model_dir.HPARAMS_FILE)):
             return  # not a model directory written by model_dir.prepare
-        best_dir = os.path.join(self.output_dir, "best")
-        record_path = os.path.join(best_dir, "best.json")
-        if os.path.exists(record_path):
-            with open(record_path, encoding="utf-8") as f:
-                if json.load(f)["bleu"] >= bleu:
-                    return
-        model_dir.write_weights(self.output_dir, best_dir, self.model, self.step)
-        atomic.write_text(record_path, json.dumps({"bleu": bleu, "step": self.step}))
+        best = model_dir.read_best(self.output_dir)
+        if best is None or bleu > best["bleu"]:
+            model_dir.write_best(self.output_dir, self.model, self.step, bleu)

@@ -1,0 +1,115 @@
+"""t2t-trainer killed with SIGKILL and run again ends as a run never killed (issue 26 item 3).
+
+The trainer really runs in a second process and really gets SIGKILL
+(tests/kill_trainer_at.py) at chosen moments: during a step, at three
+moments of writing a checkpoint, while deleting an old one, during an
+evaluation, and while writing `best/`. The kills form a chain, as an
+unlucky user would meet them: each run is the same command again, resuming
+from what the previous kill left, until a last run finishes. It must end
+with the checkpoint (weights, optimizer state, data position) and `best/` of
+the same command run once without a kill, and the same files.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import tensorflow as tf
+
+from t2t_lite import checkpoints
+from t2t_lite.bin import t2t_trainer
+
+from conftest import NUMBERS
+from paths import REPO_ROOT
+
+# Checkpoints at steps 2, 4, ..., 12, the last 2 kept; evaluations at steps 3, 6, 9
+# and the final one at 12. At this model's BLEU (0 at every evaluation) only the
+# first evaluation writes best/ (an equal BLEU does not replace it).
+FLAGS = [f"--problem={NUMBERS}", "--hparams_set=transformer_tiny",
+         "--hparams=hidden_size=32,filter_size=64,batch_size=128,max_length=24,tokens_per_step=0",
+         "--train_steps=12", "--save_checkpoints_steps=2", "--save_checkpoints_secs=0",
+         "--keep_checkpoint_max=2", "--eval_every=3", "--eval_steps=1",
+         "--eval_bleu_sentences=4", "--log_every=100"]
+
+# (moment, N, the newest checkpoint listed after the kill): see kill_trainer_at.py.
+CHAIN = [
+    ("best", 14, "ckpt-2"),     # step 3's evaluation: best/'s weights written under its
+                                # temporary name, best.json not yet
+    ("step", 2, "ckpt-2"),      # resumed at step 2: during step 4 (step 3 wrote best/)
+    ("merge", 1, "ckpt-2"),     # step 4's checkpoint: tensors written, not merged
+    ("list", 1, "ckpt-2"),      # step 4's checkpoint complete, not listed yet
+    ("sweep", 1, "ckpt-6"),     # step 6's save deleting ckpt-2: its .index gone, data not
+    ("evaluate", 1, "ckpt-8"),  # resumed at step 6: step 9's evaluation, metrics computed
+]
+
+
+def run_killed(moment: str, n: int, data_dir: str, model: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "tests" / "kill_trainer_at.py"), moment, str(n),
+         *FLAGS, f"--data_dir={data_dir}", f"--output_dir={model}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT / "tests")})
+    assert proc.returncode == -9, (moment, proc.stdout[-2000:], proc.stderr[-3000:])
+    return proc.stdout
+
+
+def checkpoint_values(prefix: str) -> dict:
+    """Every tensor of a checkpoint (weights, optimizer slots, step, dropout seeds) but
+    the count of saves, which counts the killed runs' saves too; the input
+    iterator's state, a variant TensorFlow cannot read back as values (the data
+    position shows in the weights: every step's batch went into them); and the
+    object graph, which holds Python-side names (they differ in-process)."""
+    reader = tf.train.load_checkpoint(prefix)
+    return {name: reader.get_tensor(name)
+            for name, dtype in reader.get_variable_to_dtype_map().items()
+            if dtype != tf.variant and not name.startswith(("save_counter", "_CHECKPOINTABLE"))}
+
+
+def files(model: str) -> set:
+    """The model directory's files; TensorBoard event files by directory only."""
+    found = set()
+    for root, _, names in os.walk(model):
+        rel = os.path.relpath(root, model)
+        found |= {rel} if rel in ("train", "eval") else {os.path.join(rel, n) for n in names}
+    return found
+
+
+def test_killed_trainer_resumes_to_the_weights_and_files_of_an_uninterrupted_run(
+        numbers_data, tmp_path, capfd):
+    killed = str(tmp_path / "killed")
+    for moment, n, latest in CHAIN:
+        out = run_killed(moment, n, numbers_data, killed)
+        listed = checkpoints.list_checkpoints(killed)
+        assert os.path.basename(listed[-1]) == latest, (moment, listed, out)
+        best = os.path.join(killed, "best")
+        if os.path.exists(best):  # complete whenever present
+            with open(os.path.join(best, "best.json"), encoding="utf-8") as f:
+                step = json.load(f)["step"]
+            assert checkpoints.list_checkpoints(best) == [os.path.join(best, f"ckpt-{step}")]
+        else:
+            assert moment == "best", moment
+        if moment == "sweep":  # ckpt-2 is still listed, without its index: not offered
+            assert not os.path.exists(os.path.join(killed, "ckpt-2.index"))
+            assert checkpoints.select_checkpoints(killed, average=3) == [
+                os.path.join(killed, "ckpt-4"), os.path.join(killed, "ckpt-6")]
+    assert code_of_last_resume(killed, numbers_data, capfd) == 0
+
+    full = str(tmp_path / "full")
+    assert t2t_trainer.main([*FLAGS, f"--data_dir={numbers_data}", f"--output_dir={full}"]) == 0
+    for rel in ("ckpt-12", "best/ckpt-3"):
+        expected, got = (checkpoint_values(os.path.join(d, rel)) for d in (full, killed))
+        assert expected.keys() == got.keys()
+        for name in expected:
+            np.testing.assert_array_equal(got[name], expected[name], err_msg=f"{rel} {name}")
+    assert files(killed) == files(full)  # nothing left over by the kills
+    with open(os.path.join(killed, "best", "best.json"), encoding="utf-8") as f:
+        assert json.load(f) == {"bleu": 0.0, "step": 3}
+
+
+def code_of_last_resume(model: str, data_dir: str, capfd) -> int:
+    code = t2t_trainer.main([*FLAGS, f"--data_dir={data_dir}", f"--output_dir={model}"])
+    out, err = capfd.readouterr()
+    assert "Resumed from" in out and "ckpt-8 at step 8" in out, out[-2000:]
+    return code
