@@ -24,6 +24,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--data_dir", required=True, help="output directory")
     parser.add_argument("--tmp_dir", default=None,
                         help="directory searched first for raw parallel text files")
+    parser.add_argument("--vocab_from", default=None, metavar="MODEL_DIR",
+                        help="encode with the vocabulary of this t2t-lite model directory "
+                             "instead of learning one (data to fine-tune that model on)")
     parser.add_argument("--verify", action="store_true",
                         help="only check the shards against the sizes and SHA-256 checksums "
                              "datagen recorded (exit 1 naming a damaged shard)")
@@ -39,7 +42,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         if args.verify:
             verify_data(args.problem, args.data_dir)
         else:
-            generate_data(args.problem, args.data_dir, args.tmp_dir)
+            vocab_model = None
+            if args.vocab_from:
+                from t2t_lite import model_dir
+                vocab_model = model_dir.vocab_path(args.vocab_from)
+            generate_data(args.problem, args.data_dir, args.tmp_dir, vocab_model=vocab_model)
         return 0
 
     return cli.main("t2t-datagen", run)

@@ -4,7 +4,9 @@
         --generate_data --data_dir=D --tmp_dir=T --output_dir=M
 
 Killing it (Ctrl-C, SIGTERM) saves a checkpoint; running the same command
-again resumes where it stopped. With TF_CONFIG describing a cluster the same
+again resumes where it stopped. `--warm_start_from=M` fine-tunes model
+directory M on --problem's data (encoded with M's vocabulary: t2t-datagen
+--vocab_from=M), from M's hparams unless --hparams_set is given. With TF_CONFIG describing a cluster the same
 command trains on several machines (MultiWorkerMirroredStrategy).
 """
 
@@ -23,6 +25,12 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--data_dir", help="where t2t-datagen wrote the vocabulary and shards")
     p.add_argument("--tmp_dir", default=None, help="raw data for --generate_data")
     p.add_argument("--output_dir", help="model directory: metadata, checkpoints, summaries")
+    p.add_argument("--warm_start_from", default=None, metavar="MODEL_DIR",
+                   help="fine-tune: start the weights from this model directory's latest "
+                        "checkpoint; optimizer, step, learning-rate schedule and data start "
+                        "fresh; its hparams are the base for --hparams")
+    p.add_argument("--warm_start_checkpoint_average", type=int, default=1,
+                   help="with --warm_start_from: start from the average of its last K checkpoints")
     p.add_argument("--generate_data", action="store_true",
                    help="run t2t-datagen first when the data is missing")
     p.add_argument("--train_steps", type=int, default=0,
@@ -50,7 +58,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                    help="list registered problems and hparams sets, then exit")
     args = p.parse_args(argv)
     if not args.registry_help:
-        cli.require(p, args, ["problem", "hparams_set", "data_dir", "output_dir"])
+        cli.require(p, args, ["problem", "data_dir", "output_dir"] +
+                    ([] if args.warm_start_from else ["hparams_set"]))
     return args
 
 
@@ -60,7 +69,17 @@ def run(args: argparse.Namespace) -> int:
         print(registry.help_string())
         return 0
     problem = registry.problem(args.problem)
-    hparams = registry.hparams(args.hparams_set).parse(args.hparams)
+    warm_start = None
+    if args.warm_start_from:
+        from t2t_lite import model_dir
+        from t2t_lite.train.warm_start import WarmStart
+        warm_start = WarmStart(args.warm_start_from, args.warm_start_checkpoint_average)
+        base = (registry.hparams(args.hparams_set) if args.hparams_set
+                else model_dir.read_hparams(args.warm_start_from))
+        hparams_set = args.hparams_set or f"the hparams of {args.warm_start_from}"
+    else:
+        base, hparams_set = registry.hparams(args.hparams_set), args.hparams_set
+    hparams = base.parse(args.hparams)
 
     import keras
     from t2t_lite.train.experiment import train_problem
@@ -80,9 +99,10 @@ def run(args: argparse.Namespace) -> int:
     previous_policy = keras.config.dtype_policy()
     keras.config.set_dtype_policy(args.precision)
     try:
-        result = train_problem(problem, args.hparams_set, hparams, args.data_dir,
+        result = train_problem(problem, hparams_set, hparams, args.data_dir,
                                args.output_dir, options, strategy,
-                               generate_data=args.generate_data, tmp_dir=args.tmp_dir)
+                               generate_data=args.generate_data, tmp_dir=args.tmp_dir,
+                               warm_start=warm_start)
     finally:  # run in-process (main(argv)), it leaves the caller's policy as it was
         keras.config.set_dtype_policy(previous_policy)
     if result.interrupted:

@@ -4,7 +4,8 @@ Output in `data_dir` (the input pipeline relies on these names and features; the
 ids, split names and shard names are defined in `t2t_lite.data.layout`):
 
   - `{problem}.sp{size}.model` (+ `.vocab`, readable): the SentencePiece vocabulary,
-    learned from (a seeded sample of at most `problem.vocab_sample_pairs`) train pairs;
+    learned from (a seeded sample of at most `problem.vocab_sample_pairs`) train pairs,
+    or a copy of a trained model's (`vocab_model`, to fine-tune that model);
   - `{problem}-{split}-{i:05d}-of-{n:05d}` for split in train, dev, test: TFRecord
     files of `tf.train.Example` with int64-list features "inputs" (source ids)
     and "targets" (target ids), each ending with EOS=1. Example k of a split goes
@@ -114,9 +115,20 @@ def _sample_pairs(pairs: Iterable[Pair], max_pairs: int) -> List[Pair]:
 
 
 def build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
-                log: Callable[[str], None] = print) -> SubwordVocab:
-    """Loads `problem`'s vocabulary from `data_dir`, learning and writing it first if absent."""
+                log: Callable[[str], None] = print,
+                vocab_model: Optional[str] = None) -> SubwordVocab:
+    """Loads `problem`'s vocabulary from `data_dir`, learning and writing it first if absent.
+
+    Args:
+      vocab_model: a SentencePiece model file (e.g. a trained model's, for
+        fine-tuning it on this problem) to use instead of learning one.
+
+    Raises:
+      T2TError: `data_dir` already holds another vocabulary than `vocab_model`.
+    """
     path = vocab_path(data_dir, problem)
+    if vocab_model:
+        return _copy_vocab(vocab_model, path, log)
     if os.path.isfile(path):
         vocab = SubwordVocab.from_file(path)
         log(f"  vocabulary: reusing {os.path.basename(path)} ({vocab.vocab_size} pieces)")
@@ -136,12 +148,44 @@ def build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
     if vocab.vocab_size < problem.vocab_size:
         log(f"  note: the train text supports only {vocab.vocab_size} of the "
             f"{problem.vocab_size} pieces {problem.name} asks for; using {vocab.vocab_size}")
-    table = "".join(f"{piece}\t{i}\n" for i, piece in enumerate(vocab.pieces()))
-    _write_atomically(os.path.splitext(path)[0] + ".vocab", table.encode("utf-8"))
-    _write_atomically(path, proto)  # last: its presence means the vocabulary is complete
+    _write_vocab(vocab, path)
     log(f"  vocabulary: learned {os.path.basename(path)} ({vocab.vocab_size} pieces"
         + (f", {len(whole_words)} of them whole target tokens" if whole_words else "")
         + f") from {len(sentences):,} sentences in {time.time() - start:.1f} s")
+    return vocab
+
+
+def _write_vocab(vocab: SubwordVocab, path: str) -> None:
+    """Writes the SentencePiece model to `path` and its readable piece table beside it."""
+    table = "".join(f"{piece}\t{i}\n" for i, piece in enumerate(vocab.pieces()))
+    _write_atomically(os.path.splitext(path)[0] + ".vocab", table.encode("utf-8"))
+    _write_atomically(path, vocab.model_proto)  # last: its presence means it is complete
+
+
+def _copy_vocab(source: str, path: str, log: Callable[[str], None]) -> SubwordVocab:
+    """The vocabulary of the SentencePiece model file `source`, written as `path`."""
+    try:
+        with open(source, "rb") as f:
+            proto = f.read()
+        vocab = SubwordVocab(proto)
+    except OSError as e:
+        raise T2TError(f"Cannot read the vocabulary {source}: {e.strerror}.") from None
+    except Exception as e:  # sentencepiece's parse error: RuntimeError, or others by version
+        raise T2TError(f"{source} is not a SentencePiece model: {str(e).splitlines()[0]}") \
+            from None
+    if os.path.isfile(path):
+        with open(path, "rb") as f:
+            if f.read() != proto:
+                raise T2TError(
+                    f"{os.path.dirname(path)} already holds another vocabulary "
+                    f"({os.path.basename(path)}); use a new --data_dir for data encoded "
+                    f"with {source}.")
+        log(f"  vocabulary: reusing {os.path.basename(path)} ({vocab.vocab_size} pieces, "
+            f"the same as {source})")
+        return vocab
+    _write_vocab(vocab, path)
+    log(f"  vocabulary: {os.path.basename(path)} copied from {source} "
+        f"({vocab.vocab_size} pieces)")
     return vocab
 
 
@@ -233,7 +277,8 @@ def _write_text_files(problem: Problem, split: str, data_dir: str, tmp_dir: Opti
 
 
 def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional[str] = None,
-                  log: Callable[[str], None] = print) -> Dict:
+                  log: Callable[[str], None] = print,
+                  vocab_model: Optional[str] = None) -> Dict:
     """Builds the vocabulary and the train/dev/test shards of `problem` in `data_dir`.
 
     Args:
@@ -241,6 +286,8 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
       data_dir: output directory (created if needed).
       tmp_dir: where the problem looks for raw files (see each problem's docs).
       log: receives the progress and summary lines.
+      vocab_model: a SentencePiece model file to encode with instead of
+        learning a vocabulary (`t2t-datagen --vocab_from=M`: fine-tuning M).
 
     Returns:
       The metadata written to `{problem}.datagen.json`.
@@ -255,7 +302,7 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
     log(f"t2t-datagen: {problem.name} ({problem.source_language}->{problem.target_language}) "
         f"into {data_dir}")
     _remove_leftovers(data_dir, problem.name, log)
-    vocab = build_vocab(problem, data_dir, tmp_dir, log)
+    vocab = build_vocab(problem, data_dir, tmp_dir, log, vocab_model)
     meta = read_metadata(data_dir, problem.name)
     digest = hashlib.sha256(vocab.model_proto).hexdigest()
     if meta.get("vocab_sha256") != digest:

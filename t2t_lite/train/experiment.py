@@ -32,6 +32,8 @@ from t2t_lite.train.keras_internals import set_random_seed
 from t2t_lite.train.schedule import make_optimizer
 from t2t_lite.train.strategy import is_chief
 from t2t_lite.train.trainer import Trainer, TrainOptions, TrainResult
+from t2t_lite.train.warm_start import WarmStart
+from t2t_lite.train import warm_start as warm_start_lib
 from t2t_lite.training_lock import TrainingLock
 
 
@@ -75,21 +77,27 @@ def make_trainer(hparams: HParams, problem_name: str, data_dir: str, output_dir:
 def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
                   output_dir: str, options: TrainOptions,
                   strategy: Optional[tf.distribute.Strategy] = None,
-                  generate_data: bool = False, tmp_dir: Optional[str] = None) -> TrainResult:
+                  generate_data: bool = False, tmp_dir: Optional[str] = None,
+                  warm_start: Optional[WarmStart] = None) -> TrainResult:
     """Trains `problem` with `hparams` into the model directory `output_dir`.
 
     Args:
       problem: a registered `Problem`.
       hparams_set: the set's name, for the log.
       generate_data: run datagen first (idempotent: reuses what a previous,
-        maybe killed, run wrote); otherwise the train shards must exist.
+        maybe killed, run wrote); otherwise the train shards must exist. With
+        `warm_start`, the data is encoded with its model's vocabulary.
+      warm_start: fine-tune: start the weights from another model directory
+        (`t2t_lite.train.warm_start`); used until `output_dir` has a checkpoint.
 
     Raises:
       T2TError: no training data, damaged shards, a model directory of another
-        run, or another trainer running in it (`training_lock.TrainingLock`).
+        run, or another trainer running in it (`training_lock.TrainingLock`);
+        a `warm_start` model the run's hparams or vocabulary do not fit.
     """
     if generate_data:
-        datagen.generate_data(problem, data_dir, tmp_dir)
+        datagen.generate_data(problem, data_dir, tmp_dir, vocab_model=(
+            model_dir.vocab_path(warm_start.model_dir) if warm_start else None))
     elif not datagen.read_metadata(data_dir, problem.name).get("splits", {}).get("train"):
         raise T2TError(f"No training data for {problem.name} in {data_dir}; run "
                        "t2t-datagen first or pass --generate_data (and --tmp_dir).")
@@ -97,13 +105,20 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
     check_shards(data_dir, problem.name, meta, ["train", "dev"])  # sizes: a stat per file
     vocab_file = os.path.join(data_dir, meta["vocab_file"])
     vocab = SubwordVocab.from_file(vocab_file)
+    if warm_start:
+        warm_start_lib.check_compatible(warm_start.model_dir, hparams, vocab_file)
     model_dir.prepare(output_dir, hparams, problem.name, vocab_file, vocab.vocab_size)
     strategy = strategy or tf.distribute.get_strategy()
     lock = (TrainingLock(output_dir) if is_chief(strategy)
             else contextlib.nullcontext())
     with lock:
+        load_warm_start = warm_start_lib.prepare(output_dir, warm_start)
         trainer = make_trainer(hparams, problem.name, data_dir, output_dir, vocab.vocab_size,
                                options, strategy, problem, vocab)
+        if load_warm_start:
+            paths = warm_start_lib.load(trainer.model, output_dir, warm_start)
+            print(f"Weights from {', '.join(paths)} (fine-tuning: optimizer, step, "
+                  "learning-rate schedule and data start fresh).", flush=True)
         print(f"Training {problem.name} with {hparams_set} on "
               f"{trainer.strategy.num_replicas_in_sync} replica(s), {trainer.accumulate} "
               f"micro-batch(es) of {hparams.batch_size} tokens per replica per step, into "

@@ -1,0 +1,126 @@
+"""Fine-tuning: a new training run whose weights start from another model directory's.
+
+    t2t-trainer --warm_start_from=M --problem=P --data_dir=D --output_dir=N
+
+is tensor2tensor's `--warm_start_from`, or fairseq's `--restore-file` with
+`--reset-optimizer --reset-lr-scheduler --reset-dataloader`: only M's weights
+are taken (its latest checkpoint, or the average of its last K). N's optimizer
+state, step counter, learning-rate schedule (warm-up included) and data
+position start fresh, as a new run's. M's hparams are the base; overrides may
+change what does not change the weights' shapes or meaning (dropout, label
+smoothing, learning rate and schedule, batching, train_steps), and the data
+must be encoded with M's vocabulary (`t2t-datagen --vocab_from=M`).
+
+N records where it started (`warm_start.json`). Once N has a checkpoint of
+its own, running the same command again resumes N, and M is not read again.
+"""
+
+import dataclasses
+import json
+import os
+from typing import List
+
+import tensorflow as tf
+
+from t2t_lite import atomic, averaging, checkpoints, model_dir
+from t2t_lite.errors import T2TError
+from t2t_lite.hparams_lib import HParams
+
+WARM_START_FILE = "warm_start.json"
+
+# What fixes the weights' shapes, or what they mean: (the field a user sets,
+# the HParams attribute that resolves its 0 default). A fine-tuned model keeps M's.
+ARCHITECTURE = (
+    ("hidden_size", "hidden_size"), ("filter_size", "filter_size"), ("num_heads", "num_heads"),
+    ("num_encoder_layers (or num_hidden_layers)", "encoder_layers"),
+    ("num_decoder_layers (or num_hidden_layers)", "decoder_layers"),
+    ("attention_key_channels", "key_channels"), ("attention_value_channels", "value_channels"),
+    ("pos", "pos"),
+    ("norm placement (layer_preprocess_sequence, layer_postprocess_sequence)", "norm_placement"),
+    ("shared_embedding", "shared_embedding"),
+    ("shared_embedding_and_softmax_weights", "shared_embedding_and_softmax_weights"))
+
+
+@dataclasses.dataclass(frozen=True)
+class WarmStart:
+    """Start a run's weights from `model_dir` (its latest checkpoint, or the
+    average of its last `checkpoint_average`)."""
+    model_dir: str
+    checkpoint_average: int = 1
+
+
+def check_compatible(source: str, hparams: HParams, vocab_file: str) -> None:
+    """Refuses a run whose model or vocabulary would not take `source`'s weights.
+
+    Raises:
+      T2TError: naming the first hparams field that differs, or the vocabulary;
+        `source` is not a model directory or has no checkpoint.
+    """
+    theirs = model_dir.read_hparams(source)
+    checkpoints.list_checkpoints(source)
+    fields = ARCHITECTURE + ((("max_length", "max_length"),) if hparams.pos == "emb" else ())
+    for field, attribute in fields:
+        if getattr(theirs, attribute) != getattr(hparams, attribute):
+            raise T2TError(
+                f"--warm_start_from={source}: its {field} is {getattr(theirs, attribute)!r}, "
+                f"this run's is {getattr(hparams, attribute)!r}; the weights would not fit. "
+                "Fine-tuning "
+                "may change dropout, label smoothing, the learning rate and its schedule, "
+                "batching and train_steps, not the model's shape.")
+    with open(model_dir.vocab_path(source), "rb") as f, open(vocab_file, "rb") as g:
+        if f.read() != g.read():
+            raise T2TError(
+                f"--warm_start_from={source}: the data's vocabulary "
+                f"({os.path.basename(vocab_file)}) is not the model's; encode the data with "
+                f"the model's: t2t-datagen --vocab_from={source} --data_dir=<a new directory>.")
+
+
+def read_record(output_dir: str):
+    """`output_dir`'s warm_start.json ({"model_dir", "checkpoints"}), or None."""
+    path = os.path.join(output_dir, WARM_START_FILE)
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def prepare(output_dir: str, warm_start) -> bool:
+    """Whether the run in `output_dir` must load `warm_start`'s weights now
+    (True: no checkpoint of its own yet), after checking that `output_dir`
+    is not a run started otherwise.
+
+    Raises:
+      T2TError: `output_dir` was started from another model, or from none
+        while `warm_start` is set, or from one while it is not (and holds no
+        checkpoint to resume).
+    """
+    record = read_record(output_dir)
+    has_checkpoint = tf.train.latest_checkpoint(output_dir) is not None
+    if warm_start is None:
+        if record and not has_checkpoint:
+            raise T2TError(f"{output_dir} starts from {record['model_dir']} and has no "
+                           "checkpoint yet: pass --warm_start_from="
+                           f"{record['model_dir']} again.")
+        return False
+    source = os.path.abspath(warm_start.model_dir)
+    if record is None and has_checkpoint:
+        raise T2TError(f"{output_dir} already holds a run that did not start from {source}; "
+                       "use a new --output_dir to fine-tune.")
+    if record is not None and record["model_dir"] != source:
+        raise T2TError(f"{output_dir} started from {record['model_dir']}, not {source}; "
+                       "use a new --output_dir.")
+    return not has_checkpoint
+
+
+def load(model, output_dir: str, warm_start: WarmStart) -> List[str]:
+    """Sets `model`'s weights from `warm_start` and records it in `output_dir`.
+
+    Returns:
+      The checkpoint prefixes read (averaged if several).
+    """
+    source = os.path.abspath(warm_start.model_dir)
+    paths = averaging.restore_latest(model, source, "", warm_start.checkpoint_average)
+    atomic.write_text(os.path.join(output_dir, WARM_START_FILE), json.dumps(
+        {"model_dir": source, "checkpoints": paths,
+         "step": checkpoints.checkpoint_step(paths[-1])}, indent=2))
+    return paths
