@@ -31,7 +31,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                    help="average the last N checkpoints on the fly (the paper: 5)")
     p.add_argument("--decode_hparams", default="",
                    help="beam_size, alpha, extra_length, min_length, length_penalty, batch_size, "
-                        "max_input_length, return_beams, write_beam_scores, "
+                        "max_input_length, return_beams, write_beam_scores, alignments "
+                        "(append a TAB and Pharaoh word alignments), alignment_layer, "
                         "sampling_temperature, top_k, sampling_seed, tree_constraint "
                         "(parsing: only well-formed trees; on by default for parsing problems)")
     p.add_argument("--decode_from_file", help="one source sentence per line (default: stdin)")
@@ -61,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from t2t_lite.decode.scoring import score_pairs
     from t2t_lite.decode.search import SearchParams, search_for_problem
     from t2t_lite.decode.translator import Translator
+    from t2t_lite.data.problem import Problem
     from t2t_lite.textio import read_lines, read_stream_lines
 
     if len(args.model_dirs) == 1:
@@ -73,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
     problem = model_dir_lib.problem_of(args.model_dirs[0])
     params, options = decoding.parse_decode_hparams(SearchParams.for_problem(problem),
                                                     args.decode_hparams)
+    if options.alignments and problem.postprocess.__func__ is not Problem.postprocess:
+        raise cli.T2TError(f"alignments=true is for translation: {problem.name} rewrites its "
+                           "outputs (postprocess), so their words are not the model's.")
 
     if args.score_file:
         pairs = [line.split("\t") for line in read_lines(args.score_file, strip="newline")]

@@ -186,6 +186,13 @@ class SubwordVocab(tf.Module):
         ragged = tf.ragged.constant([list(row) for row in ids], dtype=tf.int32)
         return [s.decode("utf-8") for s in self.decode(ragged).numpy()]
 
+    def tokenize_with_offsets(self, texts: Sequence[str]):
+        """(ids, byte starts, byte ends) of each text's pieces as lists, EOS last
+        (its span empty): where in the UTF-8 of the text each piece comes from."""
+        ids, starts, ends = self._tokenizer.tokenize_with_offsets(
+            tf.constant(list(texts), dtype=tf.string))
+        return ids.to_list(), starts.to_list(), ends.to_list()
+
     def pieces(self, ids: Optional[Sequence[int]] = None) -> List[str]:
         """The subword strings of `ids` (default: every id, in id order)."""
         return list(self._pieces) if ids is None else [self._pieces[i] for i in ids]

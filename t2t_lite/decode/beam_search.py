@@ -28,7 +28,7 @@ constants, for which the gather would be wasted work; tensors under
 encoder's keys and values: the callback folds the beam into them).
 """
 
-from typing import Optional, Tuple
+from typing import Optional
 
 import tensorflow as tf
 

@@ -4,8 +4,8 @@ One output line per input line, in input order. A model can emit a line
 break (SentencePiece's byte pieces spell any character, "\\n" included): in
 what is written, "\\n" and "\\r" inside a hypothesis become a space, so the
 output keeps exactly one line per input; in the TAB-separated formats
-(`return_beams`, `write_beam_scores`) a TAB inside a hypothesis becomes a space
-too, so the columns stay where they belong.
+(`return_beams`, `write_beam_scores`, `alignments`) a TAB inside a hypothesis
+becomes a space too, so the columns stay where they belong.
 
 Inputs are sorted by length so that batches hold sentences of similar length
 (less padding, earlier stops), then the outputs are put back in input order.
@@ -21,6 +21,7 @@ from typing import Callable, List, Optional, Sequence, TextIO, Tuple
 
 import tensorflow as tf
 
+from t2t_lite.decode import alignment
 from t2t_lite.decode.search import SearchParams
 from t2t_lite.decode.translator import Translator
 from t2t_lite.errors import T2TError, did_you_mean
@@ -35,6 +36,8 @@ class DecodeOptions:
     batch_size: int = 32              # sentences per batch
     return_beams: bool = False        # write all beams, TAB-separated
     write_beam_scores: bool = False   # append each hypothesis' score
+    alignments: bool = False          # append each hypothesis' word alignment (Pharaoh)
+    alignment_layer: int = -1         # the decoder layer it comes from (`decode.alignment`)
 
     def __post_init__(self):
         if self.batch_size < 1:
@@ -64,15 +67,22 @@ def parse_decode_hparams(search_defaults: SearchParams, overrides: str,
 
 
 def format_hypotheses(hypotheses: Sequence[str], scores: Sequence[float],
-                      options: DecodeOptions) -> str:
-    """One output line: the best hypothesis, or with `return_beams` all of them
-    TAB-separated; with `write_beam_scores` each followed by a TAB and its score."""
+                      options: DecodeOptions,
+                      alignments: Optional[Sequence[str]] = None) -> str:
+    """One output line: the best hypothesis, or with `return_beams` all of them,
+    TAB-separated; with `write_beam_scores` each followed by a TAB and its score,
+    with `alignments` by a TAB and its word alignment ("0-0 1-2 ...")."""
     beams = range(len(hypotheses) if options.return_beams else 1)
-    columns = options.return_beams or options.write_beam_scores
+    columns = options.return_beams or options.write_beam_scores or options.alignments
     hypotheses = [one_line(h, keep_tabs=not columns) for h in hypotheses]
-    if options.write_beam_scores:
-        return "\t".join(f"{hypotheses[b]}\t{scores[b]:.4f}" for b in beams)
-    return "\t".join(hypotheses[b] for b in beams)
+    fields = []
+    for b in beams:
+        fields.append(hypotheses[b])
+        if options.write_beam_scores:
+            fields.append(f"{scores[b]:.4f}")
+        if options.alignments:
+            fields.append(alignments[b])
+    return "\t".join(fields)
 
 
 def one_line(text: str, keep_tabs: bool = True) -> str:
@@ -106,16 +116,30 @@ def decode_lines(translator: Translator, lines: Sequence[str],
     for begin in range(0, len(order), options.batch_size):
         positions = order[begin:begin + options.batch_size]
         inputs = translator.pad(tf.gather(encoded, positions))
-        hypotheses, scores = translator.nbest_ids(inputs)
-        for j, hyps, sc in zip(positions, hypotheses, scores):
+        hypotheses, scores, ids = translator.nbest(inputs)
+        aligned = _alignments(translator, inputs, ids, [lines[todo[j]] for j in positions],
+                              options)
+        for k, (j, hyps, sc) in enumerate(zip(positions, hypotheses, scores)):
             line = lines[todo[j]]
             if postprocess is not None:
                 hyps = [postprocess(h, line) for h in hyps]
-            outputs[todo[j]] = format_hypotheses(hyps, sc, options)
+            outputs[todo[j]] = format_hypotheses(hyps, sc, options,
+                                                 [a[k] for a in aligned] if aligned else None)
         done += len(positions)
         if progress is not None:
             progress(done, len(todo), time.time() - start)
     return outputs
+
+
+def _alignments(translator: Translator, inputs: tf.Tensor, ids, sources: Sequence[str],
+                options: DecodeOptions) -> List[List[str]]:
+    """With `options.alignments`: for each written beam, the batch's word alignments
+    (`t2t_lite.decode.alignment`, from the first model of an ensemble); else []."""
+    if not options.alignments:
+        return []
+    beams = ids.shape[1] if options.return_beams else 1
+    return [alignment.align(translator.search.models[0], translator.vocab, inputs,
+                            ids[:, b], sources, options.alignment_layer) for b in range(beams)]
 
 
 def stderr_progress(done: int, total: int, seconds: float,

@@ -64,11 +64,16 @@ class Translator:
 
     def nbest_ids(self, inputs: tf.Tensor) -> Tuple[List[List[str]], List[List[float]]]:
         """All beams of each row, best first, with their scores."""
+        texts, scores, _ = self.nbest(inputs)
+        return texts, scores
+
+    def nbest(self, inputs: tf.Tensor):
+        """(texts [B][beam], scores [B][beam], ids int [B, beam, T]) of all beams, best first."""
         ids, scores = self.search.run(inputs, self.pad_rows)
         beams = ids.shape[1]
         texts = self.detokenize(tf.reshape(ids, [-1, tf.shape(ids)[2]]))
         return ([texts[i * beams:(i + 1) * beams] for i in range(len(texts) // beams)],
-                scores.numpy().tolist())
+                scores.numpy().tolist(), ids.numpy())
 
     def translate(self, texts: Sequence[str]) -> List[str]:
         """Translates one batch of sentences; empty strings give empty strings."""
