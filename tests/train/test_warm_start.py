@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from t2t_lite import registry
 from t2t_lite.bin import t2t_datagen, t2t_trainer
-from t2t_lite.data.vocab import train_sentencepiece
+from t2t_lite.data.vocab import SubwordVocab, train_sentencepiece
 
 from conftest import NUMBERS
 
@@ -64,6 +65,15 @@ def test_datagen_vocab_from_copies_the_model_vocabulary(numbers_model, tuning_da
     with open(os.path.join(tuning_data, f"{NUMBERS}.datagen.json"), encoding="utf-8") as f:
         meta = json.load(f)
     assert meta["splits"]["train"]["examples"] == 100_000 and meta["vocab_file"] == name
+    # The shards hold the ids M's own vocabulary gives the problem's pairs.
+    vocab = SubwordVocab.from_file(os.path.join(numbers_model.path, name))
+    pairs = list(registry.problem(NUMBERS).raw_pairs("dev", None))[:50]
+    [shard] = meta["splits"]["dev"]["shards"]
+    for record, (source, target) in zip(
+            tf.data.TFRecordDataset(os.path.join(tuning_data, shard)).take(50), pairs):
+        features = tf.train.Example.FromString(record.numpy()).features.feature
+        assert list(features["inputs"].int64_list.value) == vocab.encode_texts([source])[0]
+        assert list(features["targets"].int64_list.value) == vocab.encode_texts([target])[0]
     # Again: the same vocabulary is found and kept.
     code, out, _ = run(capfd, f"--problem={NUMBERS}", f"--data_dir={tuning_data}",
                        f"--vocab_from={numbers_model.path}", program=t2t_datagen)
