@@ -19,7 +19,6 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite import checkpoints
-from t2t_lite.bin import t2t_trainer
 
 from conftest import NUMBERS
 from paths import REPO_ROOT
@@ -45,12 +44,20 @@ CHAIN = [
 ]
 
 
-def run_killed(moment: str, n: int, data_dir: str, model: str) -> str:
-    proc = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "tests" / "kill_trainer_at.py"), moment, str(n),
-         *FLAGS, f"--data_dir={data_dir}", f"--output_dir={model}"],
+def run_trainer(data_dir: str, model: str, kill_at=()) -> subprocess.CompletedProcess:
+    """The command in a fresh interpreter, as a user runs it (every run of this test
+    is one: in the suite's own process, earlier tests' `tf.random.set_seed` would
+    change tf.data's shuffle order), killed at `kill_at` = (moment, N) if given."""
+    program = ([str(REPO_ROOT / "tests" / "kill_trainer_at.py"), kill_at[0], str(kill_at[1])]
+               if kill_at else ["-m", "t2t_lite.bin.t2t_trainer"])
+    return subprocess.run(
+        [sys.executable, *program, *FLAGS, f"--data_dir={data_dir}", f"--output_dir={model}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT / "tests")})
+
+
+def run_killed(moment: str, n: int, data_dir: str, model: str) -> str:
+    proc = run_trainer(data_dir, model, (moment, n))
     assert proc.returncode == -9, (moment, proc.stdout[-2000:], proc.stderr[-3000:])
     return proc.stdout
 
@@ -77,7 +84,7 @@ def files(model: str) -> set:
 
 
 def test_killed_trainer_resumes_to_the_weights_and_files_of_an_uninterrupted_run(
-        numbers_data, tmp_path, capfd):
+        numbers_data, tmp_path):
     killed = str(tmp_path / "killed")
     for moment, n, latest in CHAIN:
         out = run_killed(moment, n, numbers_data, killed)
@@ -94,10 +101,13 @@ def test_killed_trainer_resumes_to_the_weights_and_files_of_an_uninterrupted_run
             assert not os.path.exists(os.path.join(killed, "ckpt-2.index"))
             assert checkpoints.select_checkpoints(killed, average=3) == [
                 os.path.join(killed, "ckpt-4"), os.path.join(killed, "ckpt-6")]
-    assert code_of_last_resume(killed, numbers_data, capfd) == 0
+    last = run_trainer(numbers_data, killed)
+    assert last.returncode == 0, last.stderr[-3000:]
+    assert f"Resumed from {killed}/ckpt-8 at step 8." in last.stdout, last.stdout[-2000:]
 
     full = str(tmp_path / "full")
-    assert t2t_trainer.main([*FLAGS, f"--data_dir={numbers_data}", f"--output_dir={full}"]) == 0
+    never_killed = run_trainer(numbers_data, full)
+    assert never_killed.returncode == 0, never_killed.stderr[-3000:]
     for rel in ("ckpt-12", "best/ckpt-3"):
         expected, got = (checkpoint_values(os.path.join(d, rel)) for d in (full, killed))
         assert expected.keys() == got.keys()
@@ -107,9 +117,3 @@ def test_killed_trainer_resumes_to_the_weights_and_files_of_an_uninterrupted_run
     with open(os.path.join(killed, "best", "best.json"), encoding="utf-8") as f:
         assert json.load(f) == {"bleu": 0.0, "step": 3}
 
-
-def code_of_last_resume(model: str, data_dir: str, capfd) -> int:
-    code = t2t_trainer.main([*FLAGS, f"--data_dir={data_dir}", f"--output_dir={model}"])
-    out, err = capfd.readouterr()
-    assert "Resumed from" in out and "ckpt-8 at step 8" in out, out[-2000:]
-    return code
