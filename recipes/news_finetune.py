@@ -57,11 +57,6 @@ def news_tmp_dir(shared: str, work_dir: str) -> str:
     return tmp
 
 
-def trained_steps(model_dir: str) -> int:
-    with open(os.path.join(model_dir, "checkpoint"), encoding="utf-8") as f:
-        return int(re.search(r'^model_checkpoint_path: ".*ckpt-(\d+)"$', f.read(), re.M).group(1))
-
-
 def decode(model_dir: str, test: str, args, log_path: str) -> float:
     source, reference = (os.path.join(args.shared_data, p) for p in TEST_SETS[test])
     out = os.path.join(args.work_dir, f"{os.path.basename(model_dir)}.{test}.de")
@@ -97,8 +92,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     os.makedirs(args.work_dir, exist_ok=True)
     log_path = os.path.join(args.work_dir, "log.txt")
     pretrained = os.path.abspath(args.pretrained)
-    pretrain_steps = trained_steps(pretrained)
-    from t2t_lite import registry, model_dir
+    from t2t_lite import checkpoints, model_dir, registry
+    pretrain_steps = checkpoints.checkpoint_step(checkpoints.list_checkpoints(pretrained)[-1])
     differ = {k for k, v in registry.hparams(args.hparams_set).to_dict().items()
               if k != "train_steps" and model_dir.read_hparams(pretrained).to_dict()[k] != v}
     if differ:

@@ -48,6 +48,11 @@ class WarmStart:
     model_dir: str
     checkpoint_average: int = 1
 
+    def __post_init__(self):
+        if self.checkpoint_average < 1:  # before anything is written, under this flag's name
+            raise T2TError("--warm_start_checkpoint_average must be >= 1, got "
+                           f"{self.checkpoint_average}.")
+
 
 def check_compatible(source: str, hparams: HParams, vocab_file: str) -> None:
     """Refuses a run whose model or vocabulary would not take `source`'s weights.

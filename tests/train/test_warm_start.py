@@ -187,3 +187,7 @@ def test_data_of_another_vocabulary_and_missing_models_are_one_line_errors(
                           f"t2t-datagen --vocab_from={numbers_model.path}")
     code, _, err = run(capfd, f"--warm_start_from={tmp_path}/nothing", *common)
     assert_one_line_error(code, err, "is not a t2t-lite model directory")
+    code, _, err = run(capfd, f"--warm_start_from={numbers_model.path}",
+                       "--warm_start_checkpoint_average=0", *common)
+    assert_one_line_error(code, err, "--warm_start_checkpoint_average must be >= 1, got 0.")
+    assert not os.path.exists(tmp_path / "tuned")
