@@ -37,6 +37,7 @@ setup(
         "t2t_lite.metrics",
         "t2t_lite.visualize",
         "t2t_lite.parsing",
+        "t2t_lite.t2t_import",
         "t2t_lite.problems",
         "t2t_lite.hparams",
         "t2t_lite.bin",
@@ -72,5 +73,6 @@ setup(
         "t2t-evalb = t2t_lite.bin.t2t_evalb:main",
         "t2t-attention = t2t_lite.bin.t2t_attention:main",
         "t2t-make-tf-configs = t2t_lite.bin.t2t_make_tf_configs:main",
+        "t2t-import = t2t_lite.bin.t2t_import:main",
     ]},
 )

@@ -54,6 +54,10 @@ LEGACY_DECAY_SCHEMES = {
 }
 
 
+TIMING_SIGNALS = ("paper", "tensor2tensor")
+TARGET_SPACES = 32  # rows of tensor2tensor's target_space_embedding
+
+
 def learning_rate_factors(schedule: str) -> Tuple[str, ...]:
     """The factor names of a t2t `learning_rate_schedule` string, in order.
 
@@ -93,6 +97,14 @@ class HParams:
     attention_key_channels: int = 0    # h * d_k in total; 0: hidden_size (d_k = d_model / h)
     attention_value_channels: int = 0  # h * d_v in total; 0: hidden_size
     pos: str = "timing"                # "timing": sinusoids; "emb": learned positions (Table 3 E)
+    # The layout of the sinusoids: "paper" (section 3.5: sin and cos interleaved, rates
+    # 10000^(-2i/d)) or "tensor2tensor" (t2t's get_timing_signal_1d: all sines, then all
+    # cosines, rates spaced by log(10^4) / (d/2 - 1)); imported t2t models use the latter.
+    timing_signal: str = "paper"
+    # tensor2tensor's target-space embedding (32 rows, one added to every encoder
+    # input position: row `target_space_id`); t2t-lite's own models have none.
+    use_target_space_embedding: bool = False
+    target_space_id: int = 0
     layer_preprocess_sequence: str = ""     # "" (post-norm, the paper) or "n" (pre-norm)
     layer_postprocess_sequence: str = "dan"  # "dan" (post-norm) or "da" (pre-norm)
     layer_norm_epsilon: float = 1e-6
@@ -249,6 +261,12 @@ class HParams:
                                f"{self.num_heads}.")
         if self.pos not in ("timing", "emb"):
             raise T2TError(f"hparam 'pos' must be 'timing' or 'emb', got {self.pos!r}.")
+        if self.timing_signal not in TIMING_SIGNALS:
+            raise T2TError(f"hparam 'timing_signal' must be one of {', '.join(TIMING_SIGNALS)}, "
+                           f"got {self.timing_signal!r}.")
+        if not 0 <= self.target_space_id < TARGET_SPACES:
+            raise T2TError(f"hparam 'target_space_id' must be in [0, {TARGET_SPACES}), "
+                           f"got {self.target_space_id}.")
         self._validate_learning_rate()
         placement = (self.layer_preprocess_sequence, self.layer_postprocess_sequence)
         if placement not in _NORM_PLACEMENTS:

@@ -36,6 +36,7 @@ HPARAMS_FILE = "hparams.json"
 PROBLEM_FILE = "problem.json"
 AVERAGE_FILE = "average.json"  # in a directory written by t2t-avg-checkpoints
 BEST_DIR, BEST_FILE = "best", "best.json"  # the trainer's best dev BLEU so far
+IMPORT_FILE = "t2t_import.json"  # in a directory written by t2t-import
 
 
 def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str,
@@ -115,13 +116,42 @@ def copy_metadata(src_dir: str, dst_dir: str) -> None:
     each file atomically (a reader of `dst_dir` never sees one half-copied)."""
     os.makedirs(dst_dir, exist_ok=True)
     problem = read_problem(src_dir)
-    for name in (problem["vocab_file"], PROBLEM_FILE, HPARAMS_FILE):
+    names = [problem["vocab_file"], PROBLEM_FILE, HPARAMS_FILE]
+    if is_imported(src_dir):
+        names.append(IMPORT_FILE)
+    for name in names:
         atomic.copy_file(os.path.join(src_dir, name), os.path.join(dst_dir, name))
 
 
+def is_imported(model_dir: str) -> bool:
+    """Whether `model_dir` holds a model imported from tensor2tensor (`t2t-import`)."""
+    return os.path.exists(os.path.join(model_dir, IMPORT_FILE))
+
+
 def problem_of(model_dir: str):
-    """The registered `Problem` the model in `model_dir` was trained on."""
-    return t2t_lite.registry.problem(read_problem(model_dir)["problem"])
+    """The registered `Problem` the model in `model_dir` was trained on; for a model
+    imported from tensor2tensor, an `ImportedProblem` of its t2t problem's name
+    (t2t-decoder's decoding defaults; t2t-lite's problem of the same name, if any,
+    is another data preparation)."""
+    name = read_problem(model_dir)["problem"]
+    if is_imported(model_dir):
+        from t2t_lite.data.imported_problem import ImportedProblem
+        return ImportedProblem(name)
+    return t2t_lite.registry.problem(name)
+
+
+def load_vocab(model_dir: str):
+    """The vocabulary of `model_dir`: a `SubwordVocab` (SentencePiece), or a
+    `T2TSubwordVocab` for a tensor2tensor SubwordTextEncoder file (`*.subwords`)."""
+    return load_vocab_file(vocab_path(model_dir))
+
+
+def load_vocab_file(path: str):
+    """`load_vocab` for a vocabulary file path."""
+    if path.endswith(".subwords"):
+        from t2t_lite.data.t2t_subwords import T2TSubwordVocab
+        return T2TSubwordVocab.from_file(path)
+    return SubwordVocab.from_file(path)
 
 
 PRECISIONS = ("float32", "bfloat16")
@@ -171,7 +201,7 @@ def load_model_and_checkpoints(model_dir: str, checkpoint_path: Optional[str] = 
     """`load_model`, and the checkpoint prefixes it read (last)."""
     hparams = read_hparams(model_dir)
     problem = read_problem(model_dir)
-    vocab = SubwordVocab.from_file(vocab_path(model_dir))
+    vocab = load_vocab(model_dir)
     model = build_model(model_dir, precision)
     used = averaging.restore_latest(model, model_dir, checkpoint_path or "", checkpoint_average)
     return model, vocab, hparams, problem, used

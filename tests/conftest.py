@@ -3,7 +3,7 @@
 Session-scoped fixtures build each expensive thing once for the whole run:
 the numbers problem's data directory, one model trained by the README's
 command, one SavedModel export and one CTranslate2 conversion of it, and
-the Penn Treebank sample's data directory. Tests that only read them share
+the Penn Treebank sample's data directory, tensor2tensor's reference model imported. Tests that only read them share
 them; a test that changes one takes a fresh copy (the `*_copy` fixtures).
 
 Nothing skips silently in CI: where the CI variable is set, or T2T_LITE_NO_SKIPS=1
@@ -22,7 +22,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from paths import SHARED_DATA  # noqa: E402
+from paths import SHARED_DATA, T2T_REFERENCE  # noqa: E402
 
 # Two logical CPU devices, so MirroredStrategy tests run in this process
 # instead of a fresh interpreter each. It must happen before TensorFlow
@@ -183,6 +183,30 @@ def ptb_data(tmp_path_factory) -> PtbData:
     meta = datagen.generate_data("parsing_english_ptb16k", str(base / "data"), str(raw),
                                  log.append)
     return PtbData(base, meta, log)
+
+
+# -- tensor2tensor's reference model, imported -----------------------------------------
+
+T2T_MODEL_A = T2T_REFERENCE / "model_a"
+
+
+def import_t2t_model(tmp_path_factory, style: str) -> str:
+    """`t2t-import` of ../shared/t2t-reference/model_a's `style` directory ("output_dir":
+    TF 1.x names, "output_dir_tf2_names": as t2t-trainer wrote it under TF 2.x)."""
+    from t2t_lite.bin import t2t_import
+    if not T2T_MODEL_A.is_dir():
+        pytest.skip(f"tensor2tensor's reference model not found at {T2T_MODEL_A}")
+    path = str(tmp_path_factory.mktemp(style) / "imported")
+    assert t2t_import.main([f"--t2t_output_dir={T2T_MODEL_A / style}",
+                            f"--t2t_data_dir={T2T_MODEL_A / 'data_dir'}",
+                            f"--output_dir={path}"]) == 0
+    return path
+
+
+@pytest.fixture(scope="session")
+def t2t_imported(tmp_path_factory) -> str:
+    """model_a's TF 1.x-named checkpoint imported by t2t-import. Read only."""
+    return import_t2t_model(tmp_path_factory, "output_dir")
 
 
 # -- No silent skips in CI ------------------------------------------------------------

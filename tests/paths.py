@@ -4,3 +4,5 @@ import pathlib
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+# tensor2tensor 1.15.7's own model and outputs (see its README), for the importer's tests.
+T2T_REFERENCE = REPO_ROOT.parent / "shared" / "t2t-reference"

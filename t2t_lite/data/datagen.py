@@ -47,6 +47,7 @@ from t2t_lite.data.integrity import (check_shards, count_records, damaged_shards
                                      shard_records)
 from t2t_lite.data.layout import EOS_ID, PAD_ID, SPLITS, shard_name
 from t2t_lite.data.problem import Pair, Problem
+from t2t_lite.data.t2t_subwords import T2TSubwordVocab
 from t2t_lite.data.vocab import SubwordVocab, train_sentencepiece, vocab_path
 from t2t_lite.errors import T2TError
 
@@ -120,15 +121,21 @@ def build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
     """Loads `problem`'s vocabulary from `data_dir`, learning and writing it first if absent.
 
     Args:
-      vocab_model: a SentencePiece model file (e.g. a trained model's, for
-        fine-tuning it on this problem) to use instead of learning one.
+      vocab_model: a model's vocabulary file (e.g. a trained model's, for
+        fine-tuning it on this problem) to use instead of learning one: a
+        SentencePiece model, or a tensor2tensor `*.subwords` file (a model
+        imported with t2t-import), written as `t2t_vocab_path`.
 
     Raises:
       T2TError: `data_dir` already holds another vocabulary than `vocab_model`.
     """
-    path = vocab_path(data_dir, problem)
+    path = data_vocab_path(data_dir, problem, vocab_model)
     if vocab_model:
         return _copy_vocab(vocab_model, path, log)
+    if path.endswith(T2T_SUFFIX):  # copied by an earlier run with a t2t vocab_model
+        vocab = T2TSubwordVocab.from_file(path)
+        log(f"  vocabulary: reusing {os.path.basename(path)} ({vocab.vocab_size} subwords)")
+        return vocab
     if os.path.isfile(path):
         vocab = SubwordVocab.from_file(path)
         log(f"  vocabulary: reusing {os.path.basename(path)} ({vocab.vocab_size} pieces)")
@@ -155,6 +162,23 @@ def build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
     return vocab
 
 
+T2T_SUFFIX = ".subwords"
+
+
+def t2t_vocab_path(data_dir: str, problem: Problem) -> str:
+    """Where a tensor2tensor SubwordTextEncoder vocabulary is kept in `data_dir`."""
+    return os.path.join(data_dir, problem.name + T2T_SUFFIX)
+
+
+def data_vocab_path(data_dir: str, problem: Problem, vocab_model: Optional[str] = None) -> str:
+    """The vocabulary file of `problem`'s data in `data_dir`: a t2t subwords file when
+    `vocab_model` is one or an earlier run copied one, else the SentencePiece model."""
+    t2t_path = t2t_vocab_path(data_dir, problem)
+    if vocab_model:
+        return t2t_path if vocab_model.endswith(T2T_SUFFIX) else vocab_path(data_dir, problem)
+    return t2t_path if os.path.isfile(t2t_path) else vocab_path(data_dir, problem)
+
+
 def _write_vocab(vocab: SubwordVocab, path: str) -> None:
     """Writes the SentencePiece model to `path` and its readable piece table beside it."""
     table = "".join(f"{piece}\t{i}\n" for i, piece in enumerate(vocab.pieces()))
@@ -163,13 +187,17 @@ def _write_vocab(vocab: SubwordVocab, path: str) -> None:
 
 
 def _copy_vocab(source: str, path: str, log: Callable[[str], None]) -> SubwordVocab:
-    """The vocabulary of the SentencePiece model file `source`, written as `path`."""
+    """The vocabulary of the model file `source` (SentencePiece, or t2t's subwords),
+    written as `path`."""
     try:
         with open(source, "rb") as f:
             proto = f.read()
-        vocab = SubwordVocab(proto)
+        vocab = (T2TSubwordVocab(proto, source=source) if source.endswith(T2T_SUFFIX)
+                 else SubwordVocab(proto))
     except OSError as e:
         raise T2TError(f"Cannot read the vocabulary {source}: {e.strerror}.") from None
+    except T2TError:
+        raise
     except Exception as e:  # sentencepiece's parse error: RuntimeError, or others by version
         raise T2TError(f"{source} is not a SentencePiece model: {str(e).splitlines()[0]}") \
             from None
@@ -183,7 +211,10 @@ def _copy_vocab(source: str, path: str, log: Callable[[str], None]) -> SubwordVo
         log(f"  vocabulary: reusing {os.path.basename(path)} ({vocab.vocab_size} pieces, "
             f"the same as {source})")
         return vocab
-    _write_vocab(vocab, path)
+    if path.endswith(T2T_SUFFIX):
+        _write_atomically(path, proto)
+    else:
+        _write_vocab(vocab, path)
     log(f"  vocabulary: {os.path.basename(path)} copied from {source} "
         f"({vocab.vocab_size} pieces)")
     return vocab
@@ -303,13 +334,14 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
         f"into {data_dir}")
     _remove_leftovers(data_dir, problem.name, log)
     vocab = build_vocab(problem, data_dir, tmp_dir, log, vocab_model)
+    vocab_file = data_vocab_path(data_dir, problem, vocab_model)
     meta = read_metadata(data_dir, problem.name)
     digest = hashlib.sha256(vocab.model_proto).hexdigest()
     if meta.get("vocab_sha256") != digest:
         meta["splits"] = {}  # shards encoded with another vocabulary are not reused
     meta.update(vocab_sha256=digest, problem=problem.name, source_language=problem.source_language,
                 target_language=problem.target_language,
-                vocab_file=os.path.basename(vocab_path(data_dir, problem)),
+                vocab_file=os.path.basename(vocab_file),
                 vocab_size=vocab.vocab_size, pad_id=PAD_ID, eos_id=EOS_ID,
                 features={"inputs": "int64 source ids + EOS", "targets": "int64 target ids + EOS"})
     meta.setdefault("splits", {})

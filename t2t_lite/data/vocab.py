@@ -96,6 +96,17 @@ def train_sentencepiece(sentences: Iterable[str], vocab_size: int,
     return model.getvalue()
 
 
+def ids_before_eos(ids: Union[tf.Tensor, tf.RaggedTensor], dtype=tf.int32) -> tf.RaggedTensor:
+    """The ids each row holds before its first EOS, PAD dropped: [N, T] (or ragged
+    [N, (T)]) -> `dtype` RaggedTensor [N, (T')], what a vocabulary turns into text."""
+    if isinstance(ids, tf.RaggedTensor):
+        ids = ids.to_tensor(default_value=PAD_ID)
+    ids = tf.cast(ids, dtype)                                               # [N, T]
+    before_eos = tf.cumsum(tf.cast(tf.equal(ids, EOS_ID), tf.int32), axis=1) == 0
+    keep = tf.logical_and(before_eos, tf.not_equal(ids, PAD_ID))            # [N, T]
+    return tf.ragged.boolean_mask(ids, keep)
+
+
 class SubwordVocab(tf.Module):
     """A SentencePiece vocabulary applied with tensorflow-text, inside or outside tf.function.
 
@@ -156,6 +167,11 @@ class SubwordVocab(tf.Module):
         """
         return self._tokenizer.tokenize(text)  # [N, (T)]
 
+    def encode_inputs(self, text: tf.Tensor) -> tf.RaggedTensor:
+        """`encode` of lines the decoder translates or scores: as written (the
+        vocabulary of a model imported from tensor2tensor strips them, as t2t did)."""
+        return self.encode(text)
+
     def decode(self, ids: Union[tf.Tensor, tf.RaggedTensor]) -> tf.Tensor:
         """Ids to strings; stops at the first EOS and drops PAD.
 
@@ -164,12 +180,7 @@ class SubwordVocab(tf.Module):
         Returns:
           tf.string tensor [N].
         """
-        if isinstance(ids, tf.RaggedTensor):
-            ids = ids.to_tensor(default_value=PAD_ID)
-        ids = tf.cast(ids, tf.int32)                                        # [N, T]
-        before_eos = tf.cumsum(tf.cast(tf.equal(ids, EOS_ID), tf.int32), axis=1) == 0
-        keep = tf.logical_and(before_eos, tf.not_equal(ids, PAD_ID))        # [N, T]
-        return self._tokenizer.detokenize(tf.ragged.boolean_mask(ids, keep))  # [N]
+        return self._tokenizer.detokenize(ids_before_eos(ids, tf.int32))  # [N]
 
     # --- Python conveniences (eager) ---
 

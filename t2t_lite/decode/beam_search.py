@@ -50,7 +50,8 @@ def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, max_decode_le
                 vocab_size: int, alpha, eos_id: int = 1, cache=None,
                 length_penalty: str = "gnmt", stop_early: bool = True,
                 buffer_length: Optional[int] = None, compact: bool = False,
-                stop_rule: str = "t2t", return_row_steps: bool = False):
+                stop_rule: str = "t2t", return_row_steps: bool = False,
+                t2t_scores: bool = False):
     """Batched beam search; runs in eager mode, `tf.function` and XLA.
 
     Args:
@@ -84,6 +85,10 @@ def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, max_decode_le
         searching. The outputs are the same. Not under XLA (changing shapes).
       return_row_steps: also return the number of rows the callback computed,
         summed over the steps (int32 scalar): the work done.
+      t2t_scores: report scores as tensor2tensor does where it does not divide
+        by the length penalty: greedy outputs (beam 1) and the alive hypotheses of
+        an example with no finished one get their log-probabilities as scores.
+        False: those are length-penalized like finished hypotheses.
 
     Returns:
       ids int32 [batch, beam, T] without the initial id, PAD (0) after EOS;
@@ -92,7 +97,8 @@ def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, max_decode_le
       ones; only the slots left empty (fewer than `beam` finished, e.g. none
       reached EOS within the maximum length, or early stopping) hold the best
       alive hypotheses, scored at their current length, so every example
-      always returns `beam` hypotheses. With `return_row_steps`, the row count third.
+      always returns `beam` hypotheses (an example with none finished: see
+      `t2t_scores`). With `return_row_steps`, the row count third.
     """
     penalty_kind = length_penalty
     _length_penalty(1, 0.0, penalty_kind)  # validates the name before tracing the loop
@@ -105,19 +111,21 @@ def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, max_decode_le
             symbols_to_logits_fn,
             lambda logits, step: tf.argmax(logits, axis=-1, output_type=tf.int32),
             initial_ids, max_decode_length, eos_id, cache, buffer_length, compact)
-        scores = log_probs / _length_penalty(lengths, alpha, penalty_kind)
+        scores = (log_probs if t2t_scores
+                  else log_probs / _length_penalty(lengths, alpha, penalty_kind))
         result = ids[:, tf.newaxis], scores[:, tf.newaxis]
     else:
         *result, row_steps = _beam_search_loop(
             symbols_to_logits_fn, initial_ids, beam_size, max_decode_length, vocab_size, alpha,
             eos_id, cache, penalty_kind, stop_early, buffer_length, compact,
-            stop_rule=stop_rule, return_row_steps=True)
+            stop_rule=stop_rule, return_row_steps=True, t2t_scores=t2t_scores)
     return (*result, row_steps) if return_row_steps else tuple(result)
 
 
 def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_length,
                       vocab_size, alpha, eos_id, cache, penalty_kind, stop_early,
-                      buffer_length, compact=False, stop_rule="t2t", return_row_steps=False):
+                      buffer_length, compact=False, stop_rule="t2t", return_row_steps=False,
+                      t2t_scores=False):
     """The alive/finished loop for any beam size (see `beam_search`)."""
     lp = _length_penalty
     beam = beam_size
@@ -209,7 +217,7 @@ def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_l
             ended = tf.cast(tf.where(done)[:, 0], tf.int32)
             written = write_rows(outputs, tf.gather(rows, ended),
                                  _results(*[tf.gather(t, ended) for t in examples[2:]],
-                                          alpha, penalty_kind))
+                                          alpha, penalty_kind, t2t_scores))
             stay = tf.cast(tf.where(tf.logical_not(done))[:, 0], tf.int32)  # [n']
             beam_rows = tf.reshape(stay[:, tf.newaxis] * beam + tf.range(beam), [-1])
             staying = compact_cache(new_cache, tf.reshape(tf.gather(new_parents, stay), [-1]),
@@ -249,20 +257,22 @@ def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_l
     final = tf.while_loop(cond, step_fn, state, maximum_iterations=num_steps, **growing)
     rows, examples, outputs, row_steps = final[1], final[3:11], final[12], final[13]
     # Without `compact` every example is still here; with it, any left at the end.
-    outputs = write_rows(outputs, rows, _results(*examples, alpha, penalty_kind))
+    outputs = write_rows(outputs, rows, _results(*examples, alpha, penalty_kind,
+                                                 t2t_scores))
     return (*outputs, row_steps) if return_row_steps else outputs
 
 
 def _results(alive_seq, alive_log_probs, alive_last, finished_seq, finished_scores,
-             finished_flags, done, lengths, alpha, penalty_kind):
+             finished_flags, done, lengths, alpha, penalty_kind, t2t_scores):
     """(ids, scores) of examples from their loop state (see `_fill_from_alive`)."""
     del alive_last, done
     return _fill_from_alive(alive_seq, alive_log_probs, finished_seq, finished_scores,
-                            finished_flags, _length_penalty(lengths, alpha, penalty_kind))
+                            finished_flags, _length_penalty(lengths, alpha, penalty_kind),
+                            t2t_scores)
 
 
 def _fill_from_alive(alive_seq, alive_log_probs, finished_seq, finished_scores,
-                     finished_flags, alive_penalty):
+                     finished_flags, alive_penalty, raw_when_none_finished=False):
     """Fills the finished slots left empty with the best alive hypotheses.
 
     Finished hypotheses are sorted best first with the empty slots last, so slot
@@ -271,6 +281,8 @@ def _fill_from_alive(alive_seq, alive_log_probs, finished_seq, finished_scores,
     Args:
       *_seq [batch, beam, T], *_log_probs / *_scores / flags [batch, beam],
       alive_penalty [batch] (length penalty at the alive hypotheses' length).
+      raw_when_none_finished: an example with no finished hypothesis gets its
+        alive log-probabilities as scores (tensor2tensor's rule).
 
     Returns:
       ids int32 [batch, beam, T], scores float32 [batch, beam].
@@ -279,6 +291,8 @@ def _fill_from_alive(alive_seq, alive_log_probs, finished_seq, finished_scores,
     num_finished = tf.reduce_sum(tf.cast(finished_flags, tf.int32), axis=1, keepdims=True)
     source = tf.clip_by_value(tf.range(beam)[tf.newaxis] - num_finished, 0, beam - 1)
     alive_scores = alive_log_probs / alive_penalty[:, tf.newaxis]  # [batch, beam]
+    if raw_when_none_finished:
+        alive_scores = tf.where(num_finished == 0, alive_log_probs, alive_scores)
     ids = tf.where(finished_flags[:, :, tf.newaxis], finished_seq,
                    tf.gather(alive_seq, source, batch_dims=1))  # [batch, beam, T]
     scores = tf.where(finished_flags, finished_scores,

@@ -109,7 +109,7 @@ def decode_lines(translator: Translator, lines: Sequence[str],
     todo = [i for i, line in enumerate(lines) if line.strip()]
     if not todo:
         return outputs
-    encoded = translator.vocab.encode(tf.constant([lines[i] for i in todo]))  # [N, (S)]
+    encoded = translator.vocab.encode_inputs(tf.constant([lines[i] for i in todo]))  # [N, (S)]
     lengths = encoded.row_lengths().numpy()
     order = sorted(range(len(todo)), key=lambda j: -int(lengths[j]))  # positions in `todo`
     start, done = time.time(), 0

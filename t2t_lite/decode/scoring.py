@@ -24,7 +24,7 @@ def score_pairs(models, vocab, sources: Sequence[str], targets: Sequence[str],
     max_length = max_input_length or min(m.hparams.max_length for m in models)
 
     def encode(texts):
-        return truncate_and_pad(vocab.encode(tf.constant(list(texts), dtype=tf.string)),
+        return truncate_and_pad(vocab.encode_inputs(tf.constant(list(texts), dtype=tf.string)),
                                 max_length)
 
     inputs, outputs = encode(sources), encode(targets)

@@ -50,13 +50,18 @@ class SearchParams:
                                       # hypothesis can still win) or "beam_full" (also once
                                       # it has beam_size finished hypotheses, the rule
                                       # CTranslate2 describes)
+    t2t_scores: bool = False          # scores as tensor2tensor reports them: greedy outputs
+                                      # and a sentence with no finished hypothesis get
+                                      # log-probabilities, not length-penalized (the
+                                      # default of models imported from t2t)
 
     @classmethod
     def for_problem(cls, problem, **overrides) -> "SearchParams":
         """The problem's decoding defaults (beam size, alpha, extra length), with
         keyword `overrides`."""
         defaults = dict(beam_size=problem.beam_size, alpha=problem.alpha,
-                        extra_length=problem.extra_length)
+                        extra_length=problem.extra_length,
+                        t2t_scores=getattr(problem, "t2t_scores", False))
         return cls(**{**defaults, **overrides})
 
     def parse(self, overrides: str) -> "SearchParams":
@@ -208,7 +213,8 @@ class Search(tf.Module):
         return beam_search(step_fn, start, p.beam_size, max_lengths, self.vocab_size, p.alpha,
                            eos_id=EOS_ID, cache=cache, length_penalty=p.length_penalty,
                            buffer_length=buffer_length, compact=self.compact,
-                           stop_rule=p.stop_rule, return_row_steps=True)
+                           stop_rule=p.stop_rule, return_row_steps=True,
+                           t2t_scores=p.t2t_scores)
 
     def run(self, inputs: Union[tf.Tensor, Sequence], pad_rows: int = 0
             ) -> Tuple[tf.Tensor, tf.Tensor]:

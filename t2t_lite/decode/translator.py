@@ -47,7 +47,7 @@ class Translator:
 
     def encode(self, texts: Sequence[str]) -> tf.Tensor:
         """Strings -> int32 [B, S] ids, EOS-terminated, truncated to max_input_length."""
-        return self.pad(self.vocab.encode(tf.constant(list(texts), dtype=tf.string)))
+        return self.pad(self.vocab.encode_inputs(tf.constant(list(texts), dtype=tf.string)))
 
     def pad(self, ragged: tf.RaggedTensor) -> tf.Tensor:
         """Encoded rows [B, (S)] -> int32 [B, S] model inputs (`truncate_and_pad`)."""

@@ -3,20 +3,68 @@
     translator = CT2Translator("exports/ende-ct2/1", compute_type="int8")
     outputs = translator.translate(["A man sleeps.", ""])  # one output per line
 
-This is the README's six lines (SentencePiece pieces in, `translate_batch`,
-pieces out) with what t2t-decoder adds around them: the search arguments
-recorded at export time (t2t_lite/export.json, "translate_batch"), and blank
-lines translated to "" without decoding, as t2t-decoder and the SavedModel do.
-Imports only ctranslate2 and sentencepiece (and this package's name).
+This is the README's six lines (tokens in, `translate_batch`, tokens out) with
+what t2t-decoder adds around them: the search arguments recorded at export time
+(t2t_lite/export.json, "translate_batch"), and blank lines translated to ""
+without decoding, as t2t-decoder and the SavedModel do.
+
+The tokenizer is the one export.json names ("tokenizer"):
+
+  "sentencepiece"  a t2t-lite model: its SentencePiece model, copied beside the
+                   CTranslate2 model as `sentencepiece.model` (export.json
+                   "sentencepiece"); the CTranslate2 tokens are its pieces.
+                   Exports written before "tokenizer" was recorded are this kind.
+  "t2t_subwords"   a model imported from tensor2tensor (t2t-import): t2t's
+                   SubwordTextEncoder file, copied beside the model under its
+                   own name (export.json "t2t_subwords", e.g.
+                   `vocab.translate_ende_multi30k.8192.subwords`), applied by
+                   the pure-Python `t2t_subwords_text.T2TSubwordText`. Lines are
+                   stripped of the whitespace at both ends first (t2t-decoder's
+                   rule for imported models), and outputs decoded by t2t's rules.
+                   The CTranslate2 tokens are t2t's subtoken strings, id for id
+                   (`t2t_ctranslate2_tokens`), and one more: the unknown token.
+
+Why the t2t vocabulary needs its own unknown token: CTranslate2 requires one
+(`config.unk_token`; a vocabulary without it gets it appended at load time, one
+id past the model's rows). SentencePiece has one at id 2; t2t has none (its id 2
+is an ordinary subtoken such as '._', and every character can be escaped). So
+the export registers `T2T_UNK_TOKEN` as an extra last token with a row of its
+own (zero embeddings; a logit far below any other, so no probability changes;
+see `ctranslate2_spec.transformer_spec`), and t2t's ids stay CTranslate2's.
+Its string holds a "\\n", which no t2t subtoken can (t2t splits its file at
+"\\n"), so no text ever tokenizes to it.
+
+Imports only ctranslate2, and sentencepiece or this package's pure-Python
+t2t_subwords_text module (and this package's name).
 """
 
 import json
 import os
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
+
+from t2t_lite.data.t2t_subwords_text import T2TSubwordText  # the standard library only
 
 SENTENCEPIECE_FILE = "sentencepiece.model"  # copied beside the model by t2t-exporter
 PROVENANCE_DIR = "t2t_lite"                 # hparams.json, problem.json, export.json
 EXPORT_INFO = os.path.join(PROVENANCE_DIR, "export.json")
+TOKENIZERS = ("sentencepiece", "t2t_subwords")  # export.json "tokenizer"
+# CTranslate2's unknown token for a t2t vocabulary: never equal to a t2t subtoken (those
+# never hold a "\n"), registered as one extra last token (see the module docstring).
+T2T_UNK_TOKEN = "<unk>\n"
+VOCABULARY_FILE = "shared_vocabulary.json"  # CTranslate2's, source and target alike
+
+
+def t2t_ctranslate2_tokens(subtokens: Sequence[str]) -> List[str]:
+    """CTranslate2's token strings for t2t's subtokens, id for id, then `T2T_UNK_TOKEN`.
+
+    Each token is the subtoken string itself, except where a later id has the
+    same string: t2t encodes that string to the later id, CTranslate2 would map
+    it to the first, so the earlier id gets "<subtoken>\\n<id>" (a string no
+    subtoken equals, with a "\\n"), and every token maps back to its own id.
+    """
+    last = {s: i for i, s in enumerate(subtokens)}
+    tokens = [s if last[s] == i else f"{s}\n{i}" for i, s in enumerate(subtokens)]
+    return tokens + [T2T_UNK_TOKEN]
 
 
 def read_export_info(path: str) -> dict:
@@ -30,8 +78,46 @@ def recorded_options(path: str) -> dict:
     return dict(read_export_info(path)["translate_batch"])
 
 
+class T2TTokenizer:
+    """t2t's SubwordTextEncoder as CTranslate2 tokens, with the two methods of
+    `sentencepiece.SentencePieceProcessor` the client uses (`encode(lines,
+    out_type=str)`, `decode(tokens)`), so callers treat both kinds alike.
+
+    Args:
+      subwords_path: the t2t `*.subwords` file.
+      tokens: CTranslate2's vocabulary, id for id (`t2t_ctranslate2_tokens`).
+    """
+
+    def __init__(self, subwords_path: str, tokens: Sequence[str]):
+        self.text = T2TSubwordText.from_file(subwords_path)
+        if len(tokens) != self.text.vocab_size + 1 or tokens[-1] != T2T_UNK_TOKEN:
+            raise ValueError(f"{subwords_path} has {self.text.vocab_size} subtokens; the "
+                             f"CTranslate2 vocabulary has {len(tokens)} tokens (expected one "
+                             f"more, {T2T_UNK_TOKEN!r} last).")
+        self.tokens = list(tokens)
+        self.ids: Dict[str, int] = {}
+        for i, token in enumerate(self.tokens):
+            self.ids.setdefault(token, i)  # as CTranslate2 maps them: the first id wins
+
+    def encode(self, lines: Sequence[str], out_type=str) -> List[List[str]]:
+        """CTranslate2 tokens of each line by t2t's rules, as written (no EOS: the
+        model adds it; `CT2Translator.tokenize` strips lines first)."""
+        if out_type is not str:
+            raise ValueError("T2TTokenizer.encode gives tokens (out_type=str) only.")
+        tokens = self.tokens
+        return [[tokens[i] for i in self.text.encode(line)] for line in lines]
+
+    def decode(self, tokens: Sequence[str]) -> str:
+        """The text of CTranslate2 output tokens by t2t's rules (up to EOS, PAD dropped;
+        the unknown token, which the model never outputs, spells nothing)."""
+        unk = len(self.tokens) - 1
+        ids = [self.ids.get(token, unk) for token in tokens]
+        return self.text.decode_output([i for i in ids if i != unk])
+
+
 class CT2Translator:
-    """An exported CTranslate2 model with its SentencePiece model.
+    """An exported CTranslate2 model with its tokenizer (the one export.json names:
+    SentencePiece, or t2t's SubwordTextEncoder for a model imported from t2t).
 
     Args:
       path: an export version directory (`export_dir/<version>`).
@@ -39,21 +125,43 @@ class CT2Translator:
         "float32", "int8", ...).
       threads: intra-op threads (0: CTranslate2's default).
       **overrides: `translate_batch` arguments replacing the recorded ones.
+
+    Attributes:
+      tokenizer: a `sentencepiece.SentencePieceProcessor` or a `T2TTokenizer`;
+        both have `encode(lines, out_type=str)` and `decode(tokens)`.
+      strip_inputs: whether `tokenize` strips each line first (t2t vocabularies:
+        t2t-decoder did, and t2t-lite's decoder does for imported models).
     """
 
     def __init__(self, path: str, compute_type: str = "default", threads: int = 0,
                  **overrides):
         import ctranslate2
-        import sentencepiece
 
-        self.tokenizer = sentencepiece.SentencePieceProcessor(
-            model_file=os.path.join(path, SENTENCEPIECE_FILE))
+        info = read_export_info(path)
+        kind = info.get("tokenizer", "sentencepiece")  # exports from before it was recorded
+        if kind == "sentencepiece":
+            import sentencepiece
+
+            self.tokenizer = sentencepiece.SentencePieceProcessor(
+                model_file=os.path.join(path, info.get("sentencepiece", SENTENCEPIECE_FILE)))
+        elif kind == "t2t_subwords":
+            with open(os.path.join(path, VOCABULARY_FILE), encoding="utf-8") as f:
+                tokens = json.load(f)
+            self.tokenizer = T2TTokenizer(os.path.join(path, info["t2t_subwords"]), tokens)
+        else:
+            raise ValueError(f"{os.path.join(path, EXPORT_INFO)} names the tokenizer {kind!r}; "
+                             f"this client knows {', '.join(TOKENIZERS)}.")
+        self.tokenizer_kind = kind
+        self.strip_inputs = kind == "t2t_subwords"
         self.translator = ctranslate2.Translator(path, device="cpu", compute_type=compute_type,
                                                  intra_threads=threads)
-        self.options = {**recorded_options(path), **overrides}
+        self.options = {**info["translate_batch"], **overrides}
 
     def tokenize(self, lines: Sequence[str]) -> List[List[str]]:
-        """SentencePiece pieces of each line (no EOS: the model adds it)."""
+        """CTranslate2 tokens of each line (no EOS: the model adds it): SentencePiece
+        pieces of the line as written, or t2t subtokens of the stripped line."""
+        if self.strip_inputs:
+            lines = [line.strip() for line in lines]
         return self.tokenizer.encode(list(lines), out_type=str)
 
     def translate_pieces(self, pieces: Sequence[Sequence[str]], batch_size: int = 32,

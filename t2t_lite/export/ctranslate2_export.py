@@ -4,7 +4,17 @@
     # -> "exports/ende-ct2/1": config.json, model.bin, shared_vocabulary.json,
     #    sentencepiece.model, t2t_lite/{hparams,problem,export}.json
 
-A user then needs only `ctranslate2` and `sentencepiece`:
+For a model imported from tensor2tensor (t2t-import), whose vocabulary is
+t2t's SubwordTextEncoder file, the version holds that file under its own name
+(e.g. vocab.translate_ende_multi30k.8192.subwords) instead of
+sentencepiece.model, the CTranslate2 tokens are t2t's subtoken strings plus
+one unknown token of their own (`ctranslate2_client.t2t_ctranslate2_tokens`),
+and a user needs `ctranslate2` and the pure-Python `t2t_subwords_text` (see
+`ctranslate2_client.CT2Translator`). export.json says which ("tokenizer":
+"sentencepiece" with "sentencepiece": its file, or "t2t_subwords" with
+"t2t_subwords": its file).
+
+For a t2t-lite model a user needs only `ctranslate2` and `sentencepiece`:
 
     sp = sentencepiece.SentencePieceProcessor(model_file=f"{path}/sentencepiece.model")
     translator = ctranslate2.Translator(path)
@@ -46,10 +56,12 @@ import shutil
 from typing import Optional, Union
 
 from t2t_lite import model_dir as model_dir_lib
+from t2t_lite.data.t2t_subwords import T2TSubwordVocab
 from t2t_lite.decode.search import SearchParams
 from t2t_lite.errors import T2TError
 from t2t_lite.export import versions
-from t2t_lite.export.ctranslate2_client import PROVENANCE_DIR, SENTENCEPIECE_FILE
+from t2t_lite.export.ctranslate2_client import (PROVENANCE_DIR, SENTENCEPIECE_FILE, T2T_UNK_TOKEN,
+                                                t2t_ctranslate2_tokens)
 from t2t_lite.export.ctranslate2_spec import (DEFAULT_MAX_POSITIONS, check_convertible,
                                               transformer_spec)
 from t2t_lite.export.exporter import load_source
@@ -125,13 +137,22 @@ def export_ctranslate2(model_dir: str, export_dir: str,
     hparams = source.model.hparams
     check_convertible(hparams)
     versions.prepare_export_dir(export_dir)  # before the slow part
-    spec = transformer_spec(source.model, source.vocab.pieces(),
-                            max(DEFAULT_MAX_POSITIONS, hparams.max_length))
+    vocab_path = model_dir_lib.vocab_path(model_dir)
+    max_positions = max(DEFAULT_MAX_POSITIONS, hparams.max_length)
+    if isinstance(source.vocab, T2TSubwordVocab):  # imported from tensor2tensor
+        vocab_file = os.path.basename(vocab_path)
+        tokens = t2t_ctranslate2_tokens(source.vocab.pieces())  # ends with T2T_UNK_TOKEN
+        spec = transformer_spec(source.model, tokens[:-1], max_positions,
+                                unk_token=T2T_UNK_TOKEN)
+        tokenizer = {"tokenizer": "t2t_subwords", "t2t_subwords": vocab_file}
+    else:
+        vocab_file = SENTENCEPIECE_FILE
+        spec = transformer_spec(source.model, source.vocab.pieces(), max_positions)
+        tokenizer = {"tokenizer": "sentencepiece", "sentencepiece": SENTENCEPIECE_FILE}
     spec.optimize(quantization=quantization)
     options = translate_options(source.params, hparams)
     info = dict(source.info, format="ctranslate2", quantization=quantization,
-                ctranslate2=ctranslate2.__version__, translate_batch=options,
-                sentencepiece=SENTENCEPIECE_FILE)
+                ctranslate2=ctranslate2.__version__, translate_batch=options, **tokenizer)
     if source.params.length_penalty == "gnmt" and source.params.alpha > 0:
         info["note"] = (f"CTranslate2 has no gnmt length penalty ((5 + length) / 6) ** alpha; "
                         f"exported length_penalty={float(source.params.alpha)} (score / "
@@ -140,8 +161,7 @@ def export_ctranslate2(model_dir: str, export_dir: str,
 
     def write(tmp: str) -> None:
         spec.save(tmp)
-        shutil.copyfile(model_dir_lib.vocab_path(model_dir), os.path.join(tmp, SENTENCEPIECE_FILE))
+        shutil.copyfile(vocab_path, os.path.join(tmp, vocab_file))
         versions.write_provenance(model_dir, tmp, info, subdir=PROVENANCE_DIR)
 
     return versions.write_version(export_dir, write)
-

@@ -15,7 +15,9 @@ with `ctranslate2.specs`. What each part of the model becomes:
   encoder_norm / decoder_norm (pre-norm)     encoder/layer_norm, decoder/layer_norm
   embeddings x sqrt(D)                       embeddings, scale_embeddings = sqrt(D)
   sinusoids, sin and cos interleaved         position_encodings/encodings (written out)
+  (t2t's layout, target-space row: imported) (written out; the row folded into the encoder's)
   tied softmax (embedding matrix)            decoder/projection (no bias)
+  (t2t vocabulary: no unknown id)            one more row: the unknown token's (see below)
 
 Two choices keep CTranslate2's output equal to t2t-lite's, not merely close:
 
@@ -31,19 +33,29 @@ Two choices keep CTranslate2's output equal to t2t-lite's, not merely close:
     puts all sines before all cosines. Learned positions ("emb", Table 3 E)
     are copied and their last row repeated, as t2t-lite clamps positions.
 
+CTranslate2 needs an unknown token. A SentencePiece vocabulary has one (id 2);
+tensor2tensor's SubwordTextEncoder (imported models) has none, and its id 2 is
+an ordinary subtoken. For it the spec gets one extra token and row,
+`unk_token`, that no text tokenizes to and the model never outputs (zero
+embeddings, logit `UNK_LOGIT`): see `transformer_spec`.
+
 Not representable (refused, `T2TError`): d_k different from d_v (Table 3 B).
 """
 
-from typing import List
+from typing import List, Optional
 
 import numpy as np
 
 from t2t_lite.errors import T2TError
-from t2t_lite.model.layers import sinusoids
+from t2t_lite.model.layers import TIMING_SIGNALS
 
 # Rows of the position table: the longest source (CTranslate2's default
 # max_input_length) or output it can handle.
 DEFAULT_MAX_POSITIONS = 1024
+# The logit of an unknown token added for a vocabulary without one (`transformer_spec`):
+# far below any real logit, so exp() of it beside them is exactly 0 in float32 and float16,
+# yet finite in float16 (an -inf might turn into NaN in some kernel).
+UNK_LOGIT = -1e4
 
 
 def _weights(variable) -> np.ndarray:
@@ -91,7 +103,17 @@ def position_table(model, rows: int) -> np.ndarray:
         table = _weights(model.positions.table)  # [max_length, D]
         last = np.repeat(table[-1:], max(0, rows - len(table)), axis=0)
         return np.concatenate([table, last])[:rows]
-    return sinusoids(np.arange(rows), hp.hidden_size).numpy().astype(np.float32)
+    timing = TIMING_SIGNALS[hp.timing_signal]
+    return timing(np.arange(rows), hp.hidden_size).numpy().astype(np.float32)
+
+
+def encoder_position_table(model, rows: int) -> np.ndarray:
+    """`position_table`, plus the target-space row an imported t2t model adds to every
+    encoder position (CTranslate2 has no such input; folded into its position table)."""
+    table = position_table(model, rows)
+    if model.target_space is not None:
+        table = table + _weights(model.target_space.table)[model.hparams.target_space_id]
+    return table
 
 
 def _embedding_without_pad(matrix: np.ndarray) -> np.ndarray:
@@ -99,6 +121,12 @@ def _embedding_without_pad(matrix: np.ndarray) -> np.ndarray:
     table = matrix.copy()
     table[0] = 0.0
     return table
+
+
+def _with_unk_row(matrix: np.ndarray) -> np.ndarray:
+    """`matrix` [V, D] with a row of zeros appended: the unknown token's (see
+    `transformer_spec`)."""
+    return np.concatenate([matrix, np.zeros([1, matrix.shape[1]], matrix.dtype)])
 
 
 def check_convertible(hp) -> None:
@@ -109,15 +137,24 @@ def check_convertible(hp) -> None:
                        f"{hp.key_channels} and attention_value_channels={hp.value_channels}.")
 
 
-def transformer_spec(model, pieces: List[str], max_positions: int = DEFAULT_MAX_POSITIONS):
+def transformer_spec(model, pieces: List[str], max_positions: int = DEFAULT_MAX_POSITIONS,
+                     unk_token: Optional[str] = None):
     """The CTranslate2 spec of `model` (a built t2t-lite `Transformer`).
 
     Args:
       model: the Keras model, weights loaded.
-      pieces: the vocabulary's pieces in id order (PAD, EOS, UNK first).
+      pieces: CTranslate2's token for each of the model's ids, in id order (PAD,
+        EOS first; a SentencePiece vocabulary's UNK third), all different.
       max_positions: rows of the position table: the longest source (after
         CTranslate2's `max_input_length` truncation, EOS included) and the
         longest output (`max_decoding_length`) it can translate.
+      unk_token: None: `pieces[2]` is the unknown token (SentencePiece's UNK).
+        Else a string not among `pieces`, for a vocabulary without an unknown id
+        (tensor2tensor's): registered as one extra last token with a row of its
+        own: zero embeddings, a zero projection row and a bias of `UNK_LOGIT`
+        (0 for every other row), so it is never chosen and every other
+        token's log probability is unchanged (its exp underflows to exactly 0
+        beside them). Ids 0 .. V - 1 stay the model's.
 
     Returns:
       A validated `ctranslate2.specs.TransformerSpec` (not yet optimized or saved).
@@ -128,6 +165,11 @@ def transformer_spec(model, pieces: List[str], max_positions: int = DEFAULT_MAX_
     check_convertible(hp)
     if len(pieces) != model.vocab_size:
         raise T2TError(f"The vocabulary has {len(pieces)} pieces, the model {model.vocab_size}.")
+    if len(set(pieces)) != len(pieces):
+        raise T2TError("The vocabulary's CTranslate2 tokens are not all different: CTranslate2 "
+                       "would map a repeated one to its first id.")
+    if unk_token is not None and unk_token in pieces:
+        raise T2TError(f"The unknown token {unk_token!r} is one of the vocabulary's tokens.")
     pre_norm = hp.norm_placement == "pre"
     head_dim = hp.key_channels // hp.num_heads
     head_dim = None if head_dim * hp.num_heads == hp.hidden_size else head_dim
@@ -140,13 +182,20 @@ def transformer_spec(model, pieces: List[str], max_positions: int = DEFAULT_MAX_
     target = _weights(model.target_embedding.weights_matrix)  # [V, D]
     source = target if hp.shared_embedding else _weights(model.source_embedding.weights_matrix)
     projection = target if model.softmax is None else _weights(model.softmax.weights_matrix)
-    encoder.embeddings[0].weight = _embedding_without_pad(source)
-    decoder.embeddings.weight = _embedding_without_pad(target)
+    source, target = _embedding_without_pad(source), _embedding_without_pad(target)
+    tokens = list(pieces)
+    if unk_token is not None:  # one more row, for the unknown token only
+        tokens.append(unk_token)
+        source, target, projection = (_with_unk_row(m) for m in (source, target, projection))
+        bias = np.zeros([len(tokens)], np.float32)
+        bias[-1] = UNK_LOGIT
+        decoder.projection.bias = bias
+    encoder.embeddings[0].weight = source
+    decoder.embeddings.weight = target
     decoder.projection.weight = projection
     encoder.scale_embeddings = decoder.scale_embeddings = True  # x sqrt(D), as t2t-lite
-    positions = position_table(model, max_positions)
-    encoder.position_encodings.encodings = positions
-    decoder.position_encodings.encodings = positions
+    encoder.position_encodings.encodings = encoder_position_table(model, max_positions)
+    decoder.position_encodings.encodings = position_table(model, max_positions)
 
     for layer, layer_spec in zip(model.encoder_layers, encoder.layer):
         _self_attention(layer_spec.self_attention, layer)
@@ -159,9 +208,10 @@ def transformer_spec(model, pieces: List[str], max_positions: int = DEFAULT_MAX_
         _layer_norm(encoder.layer_norm, model.encoder_norm)
         _layer_norm(decoder.layer_norm, model.decoder_norm)
 
-    spec.register_source_vocabulary(pieces)
-    spec.register_target_vocabulary(pieces)
-    pad, eos, unk = pieces[0], pieces[1], pieces[2]
+    spec.register_source_vocabulary(tokens)
+    spec.register_target_vocabulary(tokens)
+    pad, eos = tokens[0], tokens[1]
+    unk = tokens[2] if unk_token is None else unk_token
     config = spec.config
     config.decoder_start_token = pad  # t2t's start symbol is PAD (id 0)
     config.bos_token = pad            # unused: no source BOS, the start token is set above

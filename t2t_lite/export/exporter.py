@@ -81,7 +81,7 @@ class TranslationModule(tf.Module):
         @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
         def nbest(inputs):
             """inputs tf.string [B] -> {outputs: tf.string [B, beam], scores: float32 [B, beam]}."""
-            ragged = vocab.encode(inputs)  # [B, (S)], EOS last
+            ragged = vocab.encode_inputs(inputs)  # [B, (S)], EOS last
             # Truncate as Translator.encode does: the first max_input_length - 1 subwords + EOS.
             words = ragged[:, :-1][:, :max_input_length - 1]
             ids = tf.concat([words, tf.fill([words.nrows(), 1], EOS_ID)], axis=1)

@@ -83,6 +83,31 @@ def sinusoids(positions, depth: int) -> tf.Tensor:
     return tf.reshape(tf.stack([tf.sin(angles), tf.cos(angles)], axis=-1), [-1, depth])
 
 
+def t2t_sinusoids(positions, depth: int) -> tf.Tensor:
+    """tensor2tensor's `get_timing_signal_1d` (its defaults: timescales 1 to 10^4).
+
+    Unlike the paper's layout (`sinusoids`), t2t puts every sine first and every
+    cosine after them, and spaces its d/2 rates geometrically from 1 to 10^-4:
+    rate_i = exp(-i * log(10^4) / max(d/2 - 1, 1)). Models imported from t2t were
+    trained with it.
+
+    Args:
+      positions: int [T].
+      depth: d_model (an odd depth gets a zero last channel, as in t2t).
+    Returns:
+      float32 [T, depth]: [sin(p * rate_0..), cos(p * rate_0..)].
+    """
+    half = depth // 2
+    increment = math.log(10000.0) / max(half - 1, 1)
+    rates = tf.exp(tf.range(half, dtype=tf.float32) * -increment)
+    angles = tf.cast(positions, tf.float32)[:, None] * rates[None, :]  # [T, d/2]
+    signal = tf.concat([tf.sin(angles), tf.cos(angles)], axis=1)
+    return tf.pad(signal, [[0, 0], [0, depth % 2]])
+
+
+TIMING_SIGNALS = {"paper": sinusoids, "tensor2tensor": t2t_sinusoids}
+
+
 class Embedding(keras.layers.Layer):
     """Token embedding scaled by sqrt(d_model), and the pre-softmax projection (`logits`).
 
@@ -119,16 +144,19 @@ class Embedding(keras.layers.Layer):
 
 
 class PositionalEncoding(keras.layers.Layer):
-    """Adds sinusoids ("timing") or learned position embeddings ("emb", Table 3 E).
+    """Adds sinusoids ("timing", laid out as the paper or as tensor2tensor does:
+    `timing_signal`) or learned position embeddings ("emb", Table 3 E).
 
     Learned embeddings exist for positions < `max_length`; later positions
     reuse the last one (the decoder caps output lengths at `max_length` for
     such models).
     """
 
-    def __init__(self, kind: str, hidden_size: int, max_length: int, **kwargs):
+    def __init__(self, kind: str, hidden_size: int, max_length: int,
+                 timing_signal: str = "paper", **kwargs):
         super().__init__(**kwargs)
         self.kind = kind
+        self.timing_signal = TIMING_SIGNALS[timing_signal]
         self.hidden_size = hidden_size
         self.max_length = max_length
 
@@ -144,12 +172,36 @@ class PositionalEncoding(keras.layers.Layer):
         if self.kind == "emb":
             positions = tf.minimum(positions, self.max_length - 1)
             return tf.gather(tf.cast(self.table, self.compute_dtype), positions)
-        return tf.cast(sinusoids(positions, self.hidden_size), self.compute_dtype)
+        return tf.cast(self.timing_signal(positions, self.hidden_size), self.compute_dtype)
 
     def call(self, x, start=0):
         """x [B, T, D] (positions start, start+1, ...) -> x + encodings."""
         positions = tf.range(tf.shape(x)[1]) + start
         return x + self.encodings(positions)[None]
+
+
+class TargetSpaceEmbedding(keras.layers.Layer):
+    """tensor2tensor's target-space embedding: x + table[target_space_id] at every position.
+
+    t2t tells its encoder which output space (language, tokenization) is
+    wanted through a [32, D] table; a model imported from t2t adds the row
+    its problem used (`target_space_id`, 0 for most t2t translate problems).
+    """
+
+    def __init__(self, hidden_size: int, target_space_id: int, **kwargs):
+        super().__init__(**kwargs)
+        self.hidden_size = hidden_size
+        self.target_space_id = target_space_id
+
+    def build(self, input_shape=None):
+        self.table = self.add_weight(
+            name="embeddings", shape=(32, self.hidden_size),
+            initializer=keras.initializers.RandomNormal(stddev=self.hidden_size ** -0.5))
+        super().build(input_shape)
+
+    def call(self, x):
+        """x [B, S, D] -> x + table[target_space_id] ([D], the same at every position)."""
+        return x + tf.cast(self.table[self.target_space_id], self.compute_dtype)
 
 
 class FeedForward(keras.layers.Layer):

@@ -28,7 +28,8 @@ import tensorflow as tf
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
 from t2t_lite.model.attention import MultiHeadAttention, causal_bias, padding_bias
-from t2t_lite.model.layers import Embedding, FeedForward, PositionalEncoding, Residual
+from t2t_lite.model.layers import (Embedding, FeedForward, PositionalEncoding, Residual,
+                                   TargetSpaceEmbedding)
 from t2t_lite.tensors import NEG_INF
 
 
@@ -145,7 +146,12 @@ class Transformer(keras.Model):
         self.softmax = (None if hp.shared_embedding_and_softmax_weights else
                         Embedding(vocab_size, hp.hidden_size, name="softmax"))
         self.positions = PositionalEncoding(hp.pos, hp.hidden_size, hp.max_length,
-                                            name="positions")
+                                            hp.timing_signal, name="positions")
+        # tensor2tensor adds one row of its target-space embedding to every encoder
+        # input (imported models); t2t-lite's own models have none.
+        self.target_space = (TargetSpaceEmbedding(hp.hidden_size, hp.target_space_id,
+                                                  name="target_space_embedding")
+                             if hp.use_target_space_embedding else None)
         self.embedding_dropout = keras.layers.Dropout(hp.layer_prepostprocess_dropout)
         # Layers are attributes, not list items: tf.train.Checkpoint does not
         # follow Keras 3's tracked lists, so listed layers would be left out of
@@ -178,7 +184,10 @@ class Transformer(keras.Model):
         appended under "encoder" (a list, one [B, H, S, S] per layer).
         """
         bias = padding_bias(inputs)
-        x = self.positions(self.source_embedding(inputs))
+        x = self.source_embedding(inputs)
+        if self.target_space is not None:
+            x = self.target_space(x)
+        x = self.positions(x)
         x = self.embedding_dropout(x, training=training)
         for layer in self.encoder_layers:
             if attention is None:

@@ -104,7 +104,7 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
     meta = datagen.read_metadata(data_dir, problem.name)
     check_shards(data_dir, problem.name, meta, ["train", "dev"])  # sizes: a stat per file
     vocab_file = os.path.join(data_dir, meta["vocab_file"])
-    vocab = SubwordVocab.from_file(vocab_file)
+    vocab = model_dir.load_vocab_file(vocab_file)
     if warm_start:
         warm_start_lib.check_compatible(warm_start.model_dir, hparams, vocab_file)
     model_dir.prepare(output_dir, hparams, problem.name, vocab_file, vocab.vocab_size)

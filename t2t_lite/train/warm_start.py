@@ -35,7 +35,8 @@ ARCHITECTURE = (
     ("num_encoder_layers (or num_hidden_layers)", "encoder_layers"),
     ("num_decoder_layers (or num_hidden_layers)", "decoder_layers"),
     ("attention_key_channels", "key_channels"), ("attention_value_channels", "value_channels"),
-    ("pos", "pos"),
+    ("pos", "pos"), ("timing_signal", "timing_signal"),
+    ("use_target_space_embedding", "use_target_space_embedding"),
     ("norm placement (layer_preprocess_sequence, layer_postprocess_sequence)", "norm_placement"),
     ("shared_embedding", "shared_embedding"),
     ("shared_embedding_and_softmax_weights", "shared_embedding_and_softmax_weights"))

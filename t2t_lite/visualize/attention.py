@@ -68,7 +68,7 @@ def attention_maps(model, vocab, source: str, target: Optional[str] = None,
         target = translator.translate([source])[0]
     ids = {}
     for name, text in (("source", source), ("target", target)):
-        row = vocab.encode(tf.constant([text])).to_list()[0]  # pieces + EOS
+        row = vocab.encode_inputs(tf.constant([text])).to_list()[0]  # pieces + EOS
         if len(row) > MAX_PIECES:
             raise T2TError(f"The {name} has {len(row)} pieces (EOS included); pictures are "
                            f"drawn for at most {MAX_PIECES}, or the labels become unreadable.")

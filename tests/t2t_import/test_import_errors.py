@@ -1,0 +1,131 @@
+"""t2t-import refuses what it cannot compute, each with one line naming the setting, and
+writes nothing then."""
+
+import json
+import os
+
+import pytest
+
+from paths import T2T_REFERENCE
+from t2t_lite.bin import t2t_import
+
+MODEL_A = T2T_REFERENCE / "model_a"
+
+
+@pytest.fixture
+def t2t_copy(tmp_path):
+    """A t2t output directory like model_a's (TF 1.x names) whose hparams.json and
+    flags.txt a test may change; the checkpoint files are links to the shared ones."""
+    if not MODEL_A.is_dir():
+        pytest.skip(f"tensor2tensor's reference model not found at {MODEL_A}")
+    out = tmp_path / "t2t_train"
+    out.mkdir()
+    source = MODEL_A / "output_dir"
+    for name in os.listdir(source):
+        if name in ("hparams.json", "flags.txt"):
+            (out / name).write_bytes((source / name).read_bytes())
+        else:
+            os.symlink(source / name, out / name)
+    return out
+
+
+def set_hparams(t2t_dir, **changes):
+    path = t2t_dir / "hparams.json"
+    values = json.loads(path.read_text())
+    values.update(changes)
+    path.write_text(json.dumps(values))
+
+
+def run_import(capfd, t2t_dir, output_dir, *flags, data_dir=None):
+    code = t2t_import.main([f"--t2t_output_dir={t2t_dir}",
+                            f"--t2t_data_dir={data_dir or MODEL_A / 'data_dir'}",
+                            f"--output_dir={output_dir}", *flags])
+    captured = capfd.readouterr()
+    return code, captured.err.strip().splitlines()
+
+
+@pytest.mark.parametrize("name, value", [
+    ("ffn_layer", "dense_relu_dense_relu"), ("self_attention_type", "dot_product_relative"),
+    ("pos", "emb"), ("max_relative_position", 20), ("norm_type", "noam"),
+    ("multiply_embedding_mode", "none"), ("vocab_divisor", 8),
+    ("attention_variables_3d", True), ("unidirectional_encoder", True),
+    ("proximity_bias", True), ("num_area_layers", 2),
+])
+def test_an_unsupported_hparam_is_one_line_naming_it(capfd, tmp_path, t2t_copy, name, value):
+    set_hparams(t2t_copy, **{name: value})
+    code, err = run_import(capfd, t2t_copy, tmp_path / "imported")
+    assert code == 1
+    assert err == [f"t2t-import: error: t2t hparam {name}={value!r} is not supported by "
+                   "t2t-lite's Transformer; this model cannot be imported."]
+    assert not (tmp_path / "imported").exists()
+    assert not [n for n in os.listdir(tmp_path) if n.startswith(".imported")]
+
+
+def test_an_unsupported_norm_sequence_names_both(capfd, tmp_path, t2t_copy):
+    set_hparams(t2t_copy, layer_preprocess_sequence="n", layer_postprocess_sequence="dan")
+    code, err = run_import(capfd, t2t_copy, tmp_path / "imported")
+    assert code == 1 and len(err) == 1
+    assert "layer_preprocess_sequence='n', layer_postprocess_sequence='dan'" in err[0]
+
+
+def test_another_model_is_refused(capfd, tmp_path, t2t_copy):
+    flags = (t2t_copy / "flags.txt").read_text().replace("--model=transformer",
+                                                          "--model=universal_transformer")
+    (t2t_copy / "flags.txt").write_text(flags)
+    code, err = run_import(capfd, t2t_copy, tmp_path / "imported")
+    assert (code, err) == (1, ["t2t-import: error: --model=universal_transformer: only t2t's "
+                               "'transformer' model can be imported."])
+
+
+@pytest.mark.parametrize("missing", ["hparams.json", "flags.txt"])
+def test_a_missing_metadata_file_is_one_line(capfd, tmp_path, t2t_copy, missing):
+    (t2t_copy / missing).unlink()
+    code, err = run_import(capfd, t2t_copy, tmp_path / "imported")
+    assert code == 1 and len(err) == 1
+    assert f"No {missing} in {t2t_copy}" in err[0]
+    assert not (tmp_path / "imported").exists()
+
+
+def test_a_missing_vocabulary_is_one_line(capfd, tmp_path, t2t_copy):
+    empty = tmp_path / "t2t_data"
+    empty.mkdir()
+    code, err = run_import(capfd, t2t_copy, tmp_path / "imported", data_dir=empty)
+    assert (code, err) == (1, [
+        "t2t-import: error: No SubwordTextEncoder vocabulary "
+        f"vocab.translate_ende_multi30k.<size>.subwords in {empty} (t2t-datagen writes it "
+        "there); only subword vocabularies can be imported."])
+
+
+@pytest.mark.parametrize("changes, expected", [
+    # hparams.json says 3 layers: the checkpoint lacks layer_2's variables.
+    ({"num_hidden_layers": 3}, "lacks the variable transformer/body/encoder/layer_2/"),
+    # hparams.json says 1 layer: layer_1's variables would be dropped.
+    ({"num_hidden_layers": 1}, "holds the model variable transformer/body/decoder/layer_1/"),
+    # Another filter size: the feed-forward kernels do not fit.
+    ({"filter_size": 256}, "transformer/body/encoder/layer_0/ffn/conv1/kernel make a "
+                           "[128, 512] weight where the model needs [128, 256]"),
+    # Shared embeddings but a separate softmax: the checkpoint has only the shared matrix.
+    ({"shared_embedding_and_softmax_weights": False, "shared_embedding": True},
+     "lacks the variable transformer/symbol_modality_8079_128/softmax/weights_0"),
+])
+def test_a_checkpoint_of_another_shape_is_one_line(capfd, tmp_path, t2t_copy, changes,
+                                                   expected):
+    set_hparams(t2t_copy, **changes)
+    code, err = run_import(capfd, t2t_copy, tmp_path / "imported")
+    assert code == 1 and len(err) == 1, err
+    assert expected in err[0]
+    assert not (tmp_path / "imported").exists()
+    assert not [n for n in os.listdir(tmp_path) if n.startswith(".imported")]
+
+
+def test_an_existing_output_dir_is_not_overwritten(capfd, tmp_path, t2t_copy):
+    (tmp_path / "imported").mkdir()
+    (tmp_path / "imported" / "notes.txt").write_text("mine")
+    code, err = run_import(capfd, t2t_copy, tmp_path / "imported")
+    assert code == 1 and "exists and is not empty" in err[0]
+    assert os.listdir(tmp_path / "imported") == ["notes.txt"]
+
+
+def test_a_target_space_out_of_range(capfd, tmp_path, t2t_copy):
+    code, err = run_import(capfd, t2t_copy, tmp_path / "imported", "--target_space_id=32")
+    assert (code, err) == (1, ["t2t-import: error: --target_space_id must be in [0, 32), got 32."])
