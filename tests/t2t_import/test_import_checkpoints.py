@@ -1,0 +1,71 @@
+"""Several t2t checkpoints imported for t2t-avg-checkpoints, and the other programs on an
+imported model (t2t-attention)."""
+
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from t2t_lite import model_dir as model_dir_lib
+from t2t_lite.bin import t2t_attention, t2t_avg_checkpoints, t2t_import
+
+from conftest import T2T_MODEL_A
+
+
+def write_t2t_checkpoint(prefix: str, tensors: dict) -> None:
+    """A checkpoint as t2t's TF 1.x Saver writes it: one tensor per variable name."""
+    names = sorted(tensors)
+    tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names, shape_and_slices=[""] * len(names),
+                      tensors=[tf.constant(tensors[n]) for n in names])
+
+
+def test_the_last_checkpoints_are_imported_and_averaged(tmp_path, capfd):
+    """A t2t directory with model.ckpt-1000 (model_a's weights halved) and
+    model.ckpt-1500 (model_a's): both are imported, and their average is 0.75 of
+    model_a's weights, as computed here with numpy."""
+    source = T2T_MODEL_A / "output_dir"
+    t2t_dir = tmp_path / "t2t_train"
+    t2t_dir.mkdir()
+    for name in ("hparams.json", "flags.txt"):
+        (t2t_dir / name).write_bytes((source / name).read_bytes())
+    reader = tf.train.load_checkpoint(str(source / "model.ckpt-1500"))
+    tensors = {n: reader.get_tensor(n) for n in reader.get_variable_to_shape_map()}
+    write_t2t_checkpoint(str(t2t_dir / "model.ckpt-1500"), tensors)
+    halved = {n: (v * 0.5 if n != "global_step" else np.int64(1000)) for n, v in tensors.items()}
+    write_t2t_checkpoint(str(t2t_dir / "model.ckpt-1000"), halved)
+    (t2t_dir / "checkpoint").write_text(
+        'model_checkpoint_path: "model.ckpt-1500"\n'
+        'all_model_checkpoint_paths: "model.ckpt-1000"\n'
+        'all_model_checkpoint_paths: "model.ckpt-1500"\n')
+
+    imported = str(tmp_path / "imported")
+    assert t2t_import.main([f"--t2t_output_dir={t2t_dir}",
+                            f"--t2t_data_dir={T2T_MODEL_A / 'data_dir'}",
+                            f"--output_dir={imported}", "--num_last_checkpoints=2"]) == 0
+    out = capfd.readouterr().out
+    assert "as ckpt-1000" in out and "as ckpt-1500" in out and "(2 checkpoint(s))" in out
+    averaged = str(tmp_path / "avg")
+    assert t2t_avg_checkpoints.main([f"--output_dir={imported}", "--num_last_checkpoints=2",
+                                     f"--avg_dir={averaged}"]) == 0
+    assert model_dir_lib.is_imported(averaged)  # the provenance travels with the average
+    model = model_dir_lib.load_model(averaged)[0]
+    full = model_dir_lib.load_model(imported, os.path.join(imported, "ckpt-1500"))[0]
+    assert len(model.weights) == len(full.weights) > 50
+    for got, weight in zip(model.weights, full.weights):
+        np.testing.assert_allclose(got.numpy(), 0.75 * weight.numpy(), rtol=1e-6, atol=1e-7,
+                                   err_msg=got.path)
+
+
+def test_attention_pictures_of_an_imported_model(t2t_imported, tmp_path):
+    npz = tmp_path / "cross.npz"
+    assert t2t_attention.main([f"--output_dir={t2t_imported}", "--source=Two dogs play.",
+                               "--kind=cross", f"--png={tmp_path / 'cross.png'}",
+                               f"--npz={npz}"]) == 0
+    maps = np.load(npz)
+    # Labelled with t2t's subtokens (t2t's tokenizer drops the spaces between words).
+    assert maps["source"].tolist() == ["Two_", "dogs_", "play_", "._", "<EOS>_"]
+    assert maps["target"].tolist()[-1] == "<EOS>_"
+    # [layers, heads, target pieces, source pieces]; each row sums to 1.
+    assert maps["cross"].shape == (2, 4, len(maps["target"]), 5)
+    np.testing.assert_allclose(maps["cross"].sum(axis=-1), 1.0, atol=1e-5)
+    assert (tmp_path / "cross.png").stat().st_size > 1000
