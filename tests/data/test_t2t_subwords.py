@@ -10,7 +10,7 @@ import tensorflow as tf
 
 from t2t_lite.data.t2t_subwords import T2TSubwordVocab, is_t2t_subwords_file
 from t2t_lite.errors import T2TError
-from paths import T2T_REFERENCE
+from paths import REPO_ROOT, T2T_REFERENCE
 
 MODEL_A = T2T_REFERENCE / "model_a"
 VOCAB = MODEL_A / "data_dir" / "vocab.translate_ende_multi30k.8192.subwords"
@@ -282,3 +282,19 @@ def test_is_t2t_subwords_file(tmp_path):
     assert not is_t2t_subwords_file(_write(tmp_path / "sp.model", b"\n\x0b\n\x05<pad>\x15"))
     assert not is_t2t_subwords_file(_write(tmp_path / "words.txt", b"'a'\n'b'\n"))
     assert not is_t2t_subwords_file(str(tmp_path / "missing.model"))
+
+
+def test_model_b_vocabulary_all_lines():
+    """The 513-subword vocabulary of tests/t2t_import/data/model_b (another t2t-datagen
+    run, 88-character alphabet) on its 125 lines, 5 of them hand-made to need escapes
+    (characters outside the alphabet, `_`, `\\`, spaces at both ends, an empty line)."""
+    model_b = REPO_ROOT / "tests" / "t2t_import" / "data" / "model_b"
+    vocab = T2TSubwordVocab.from_file(
+        str(model_b / "data_dir" / "vocab.translate_ende_multi30k_tiny.512.subwords"))
+    lines = _lines(model_b / "expected" / "subwords_input.txt")
+    ids = [[int(i) for i in row.split()]
+           for row in _lines(model_b / "expected" / "t2t.subwords.ids")]
+    round_trip = _lines(model_b / "expected" / "t2t.subwords.roundtrip")
+    assert len(lines) == len(ids) == len(round_trip) == 125 and vocab.vocab_size == 513
+    _check_all_lines(vocab.encode, lambda s: vocab.decode(vocab.encode(s)),
+                     (vocab, lines, ids, round_trip))
