@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from t2t_lite.decode.search import SearchParams, search_for_problem
     from t2t_lite.decode.translator import Translator
     from t2t_lite.data.problem import Problem
+    from t2t_lite.data.t2t_subwords import T2TSubwordVocab
     from t2t_lite.textio import read_lines, read_stream_lines
 
     if len(args.model_dirs) == 1:
@@ -75,6 +76,9 @@ def run(args: argparse.Namespace) -> int:
     problem = model_dir_lib.problem_of(args.model_dirs[0])
     params, options = decoding.parse_decode_hparams(SearchParams.for_problem(problem),
                                                     args.decode_hparams)
+    if options.alignments and isinstance(vocab, T2TSubwordVocab):
+        raise cli.T2TError("alignments=true needs a SentencePiece vocabulary: the output words "
+                           "of t2t's subtokens (escaped, '_'-terminated) are not mapped yet.")
     if options.alignments and problem.postprocess.__func__ is not Problem.postprocess:
         raise cli.T2TError(f"alignments=true is for translation: {problem.name} rewrites its "
                            "outputs (postprocess), so their words are not the model's.")

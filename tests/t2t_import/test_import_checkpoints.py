@@ -1,5 +1,5 @@
 """Several t2t checkpoints imported for t2t-avg-checkpoints, and the other programs on an
-imported model (t2t-attention)."""
+imported model (t2t-attention; alignments refused)."""
 
 import os
 
@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite import model_dir as model_dir_lib
-from t2t_lite.bin import t2t_attention, t2t_avg_checkpoints, t2t_import
+from t2t_lite.bin import t2t_attention, t2t_avg_checkpoints, t2t_decoder, t2t_import
 
 from conftest import T2T_MODEL_A
 
@@ -69,3 +69,13 @@ def test_attention_pictures_of_an_imported_model(t2t_imported, tmp_path):
     assert maps["cross"].shape == (2, 4, len(maps["target"]), 5)
     np.testing.assert_allclose(maps["cross"].sum(axis=-1), 1.0, atol=1e-5)
     assert (tmp_path / "cross.png").stat().st_size > 1000
+
+
+def test_alignments_are_refused_for_t2t_subwords(t2t_imported, tmp_path, capfd):
+    source = tmp_path / "in.txt"
+    source.write_text("Two dogs play.\n")
+    code = t2t_decoder.main([f"--output_dir={t2t_imported}", f"--decode_from_file={source}",
+                             "--decode_hparams=alignments=true"])
+    assert (code, capfd.readouterr().err.strip()) == (1, (
+        "t2t-decoder: error: alignments=true needs a SentencePiece vocabulary: the output "
+        "words of t2t's subtokens (escaped, '_'-terminated) are not mapped yet."))
