@@ -115,7 +115,7 @@ def import_model(t2t_output_dir: str, t2t_data_dir: str, output_dir: str,
         raise T2TError(f"--output_dir {output_dir} exists and is not empty; import into a new "
                        "directory.")
     run = t2t_hparams.read_run(t2t_output_dir)
-    hparams = t2t_hparams.to_hparams(run, target_space_id)
+    hparams = t2t_hparams.to_hparams(run, target_space_id, log)
     vocab_file = find_vocab(t2t_data_dir, run.problem)
     vocab = T2TSubwordVocab.from_file(vocab_file)
     paths = t2t_checkpoints(t2t_output_dir, checkpoint_path, last)

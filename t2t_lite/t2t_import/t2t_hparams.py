@@ -114,7 +114,8 @@ def check_supported(run: T2TRun) -> None:
                        "t2t-lite computes 'n'/'da' (pre-norm) and 'none'/'dan' (post-norm).")
 
 
-def to_hparams(run: T2TRun, target_space_id: Optional[int] = None) -> HParams:
+def to_hparams(run: T2TRun, target_space_id: Optional[int] = None,
+               log: Callable[[str], None] = lambda line: None) -> HParams:
     """The t2t-lite `HParams` computing what t2t's Transformer with `run.values` computes.
 
     Model fields come from t2t's values; training fields (dropouts, label
@@ -126,6 +127,7 @@ def to_hparams(run: T2TRun, target_space_id: Optional[int] = None) -> HParams:
     Args:
       target_space_id: the row of t2t's target-space embedding to add (t2t takes
         it from the problem; 0, t2t's "generic", for most translate problems).
+      log: receives a note when t2t's learning-rate settings are not carried.
 
     Raises:
       T2TError: an unsupported setting (`check_supported`), a value of the wrong
@@ -187,8 +189,10 @@ def to_hparams(run: T2TRun, target_space_id: Optional[int] = None) -> HParams:
         raise T2TError(f"t2t's hparams.json describes a model t2t-lite cannot build: {e}") from None
     try:
         return hparams.replace(**_numbers(schedule))
-    except (T2TError, TypeError):
-        return hparams  # a schedule t2t-lite lacks: training only, fine-tuning sets its own
+    except (T2TError, TypeError) as e:  # training only: fine-tuning sets its own
+        log(f"note: t2t's learning-rate settings are not carried ({e}); the imported "
+            "hparams keep t2t-lite's defaults: set them with --hparams when fine-tuning.")
+        return hparams
 
 
 def _numbers(values: Dict[str, Any]) -> Dict[str, Any]:

@@ -129,3 +129,18 @@ def test_an_existing_output_dir_is_not_overwritten(capfd, tmp_path, t2t_copy):
 def test_a_target_space_out_of_range(capfd, tmp_path, t2t_copy):
     code, err = run_import(capfd, t2t_copy, tmp_path / "imported", "--target_space_id=32")
     assert (code, err) == (1, ["t2t-import: error: --target_space_id must be in [0, 32), got 32."])
+
+
+def test_a_learning_rate_schedule_t2t_lite_lacks_is_a_note(capfd, tmp_path, t2t_copy):
+    """Training-only settings do not stop an import: the model is imported with
+    t2t-lite's default schedule, and a note says so."""
+    set_hparams(t2t_copy, learning_rate_schedule="constant*piecewise")
+    code = t2t_import.main([f"--t2t_output_dir={t2t_copy}",
+                            f"--t2t_data_dir={MODEL_A / 'data_dir'}",
+                            f"--output_dir={tmp_path / 'imported'}"])
+    out = capfd.readouterr().out
+    assert code == 0
+    assert "note: t2t's learning-rate settings are not carried (Unknown learning-rate " \
+           "factor 'piecewise'" in out
+    hparams = json.loads((tmp_path / "imported" / "hparams.json").read_text())
+    assert hparams["learning_rate_schedule"] == "legacy" and hparams["hidden_size"] == 128
