@@ -25,7 +25,9 @@ FLAGS_FILE = "flags.txt"
 # hparam -> (what t2t-lite computes, i.e. the only accepted value(s)). A value
 # outside them changes the model's computation in a way t2t-lite does not
 # implement, so the import stops there. An hparam absent from hparams.json
-# (older t2t releases) takes t2t's default, which is the accepted value.
+# (older t2t releases) takes t2t's default, which is the accepted value. Settings
+# that act in training only (symbol_dropout, factored_logits, the optimizer's) do not
+# stop an import.
 REFUSED: Dict[str, Callable[[Any], bool]] = {
     "ffn_layer": lambda v: v == "dense_relu_dense",
     "self_attention_type": lambda v: v == "dot_product",
@@ -41,8 +43,6 @@ REFUSED: Dict[str, Callable[[Any], bool]] = {
     "hard_attention_k": lambda v: not v,
     "num_area_layers": lambda v: not v,
     "add_relative_to_values": lambda v: not v,
-    "symbol_dropout": lambda v: not v,
-    "factored_logits": lambda v: not v,
     "prepend_mode": lambda v: v in (None, "none"),
 }
 
