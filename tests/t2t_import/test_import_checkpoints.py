@@ -1,5 +1,5 @@
 """Several t2t checkpoints imported for t2t-avg-checkpoints, and the other programs on an
-imported model (t2t-attention; alignments refused)."""
+imported model (t2t-attention, n-best, sampling, ensembles; alignments refused)."""
 
 import os
 
@@ -79,3 +79,38 @@ def test_alignments_are_refused_for_t2t_subwords(t2t_imported, tmp_path, capfd):
     assert (code, capfd.readouterr().err.strip()) == (1, (
         "t2t-decoder: error: alignments=true needs a SentencePiece vocabulary: the output "
         "words of t2t's subtokens (escaped, '_'-terminated) are not mapped yet."))
+
+
+def decoder_lines(model_dirs: str, source, out, decode_hparams: str):
+    assert t2t_decoder.main([f"--output_dir={model_dirs}", f"--decode_from_file={source}",
+                             f"--decode_to_file={out}",
+                             f"--decode_hparams={decode_hparams}"]) == 0
+    return out.read_text(encoding="utf-8").split("\n")[:-1]
+
+
+def test_nbest_sampling_and_ensemble_of_an_imported_model(t2t_imported, tmp_path):
+    """On 8 of t2t's test lines: the n-best list's first hypothesis and score are t2t's
+    beam-4 output and score; top-1 sampling is t2t's greedy output; an ensemble of the
+    model with itself (the mean of two equal distributions) is t2t's beam-4 output."""
+    expected = T2T_MODEL_A / "expected"
+
+    def read(name):
+        with open(expected / name, encoding="utf-8", newline="\n") as f:
+            return f.read().split("\n")[:8]
+
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(read("input.en")) + "\n", encoding="utf-8")
+    nbest = decoder_lines(t2t_imported, source, tmp_path / "nbest.txt",
+                          "return_beams=true,write_beam_scores=true")
+    for line, text, score in zip(nbest, read("t2t.beam4.txt"), read("t2t.beam4.scores")):
+        fields = line.split("\t")
+        assert len(fields) == 8 and fields[0] == text  # 4 hypotheses, each with its score
+        assert abs(float(fields[1]) - float(score)) < 1e-4
+        assert [float(s) for s in fields[1::2]] == sorted(map(float, fields[1::2]),
+                                                          reverse=True)
+    sampled = decoder_lines(t2t_imported, source, tmp_path / "sampled.txt",
+                            "sampling_temperature=1.0,top_k=1")
+    assert sampled == read("t2t.greedy.txt")
+    ensemble = decoder_lines(f"{t2t_imported},{t2t_imported}", source,
+                             tmp_path / "ensemble.txt", "")
+    assert ensemble == read("t2t.beam4.txt")
