@@ -34,7 +34,9 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                         "max_input_length, return_beams, write_beam_scores, alignments "
                         "(append a TAB and Pharaoh word alignments), alignment_layer, "
                         "sampling_temperature, top_k, sampling_seed, tree_constraint "
-                        "(parsing: only well-formed trees; on by default for parsing problems)")
+                        "(parsing: only well-formed trees; on by default for parsing problems), "
+                        "parallel_batches (batches translated at once, default one per CPU "
+                        "core)")
     p.add_argument("--decode_from_file", help="one source sentence per line (default: stdin)")
     p.add_argument("--decode_to_file", help="one translation per line (default: stdout)")
     p.add_argument("--decode_reference",
@@ -66,6 +68,11 @@ def run(args: argparse.Namespace) -> int:
     from t2t_lite.data.t2t_subwords import T2TSubwordVocab
     from t2t_lite.textio import read_lines, read_stream_lines
 
+    if not (args.score_file or args.decode_interactive):
+        # Before the first TensorFlow op fixes the thread pools: decode_lines runs
+        # several batches at once, each op on its share of the cores.
+        _, options = decoding.parse_decode_hparams(SearchParams(), args.decode_hparams)
+        decoding.share_cores(options)
     if len(args.model_dirs) == 1:
         model, vocab, _, _ = model_dir_lib.load_model(args.model_dirs[0], args.checkpoint_path,
                                                       args.checkpoint_average, args.precision)

@@ -9,11 +9,18 @@ becomes a space too, so the columns stay where they belong.
 
 Inputs are sorted by length so that batches hold sentences of similar length
 (less padding, earlier stops), then the outputs are put back in input order.
+Batches are translated several at a time (`DecodeOptions.parallel_batches`,
+default: one per CPU core), each on its own thread; each batch's result does
+not depend on the others, so the output is the same for any number. A small
+model's decoding step is bound by the launch of its many tiny ops, not by
+arithmetic, so concurrent batches use the cores better than splitting every
+op over them (t2t-decoder gives each op one thread then: `t2t_lite.threads`).
 Empty (or whitespace-only) input lines give empty output lines without
 running the model. Inputs longer than the search's `max_input_length`
 (default: the model's `max_length` subwords, EOS included) are truncated to it.
 """
 
+import concurrent.futures
 import dataclasses
 import sys
 import time
@@ -26,6 +33,7 @@ from t2t_lite.decode.search import SearchParams
 from t2t_lite.decode.translator import Translator
 from t2t_lite.errors import T2TError, did_you_mean
 from t2t_lite.hparams_lib import parse_overrides
+from t2t_lite.threads import usable_cores, use_intra_op_threads
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,10 +46,21 @@ class DecodeOptions:
     write_beam_scores: bool = False   # append each hypothesis' score
     alignments: bool = False          # append each hypothesis' word alignment (Pharaoh)
     alignment_layer: int = -1         # the decoder layer it comes from (`decode.alignment`)
+    parallel_batches: int = 0         # batches translated at once; 0: one per CPU core
+                                      # (alignments: always one)
 
     def __post_init__(self):
         if self.batch_size < 1:
             raise T2TError(f"batch_size must be >= 1, got {self.batch_size}.")
+        if self.parallel_batches < 0:
+            raise T2TError(f"parallel_batches must be >= 0 (0: one per CPU core), "
+                           f"got {self.parallel_batches}.")
+
+    def concurrent_batches(self) -> int:
+        """How many batches `decode_lines` translates at once."""
+        if self.alignments:  # eager Keras calls per batch: kept on one thread
+            return 1
+        return self.parallel_batches or usable_cores()
 
 
 def parse_decode_hparams(search_defaults: SearchParams, overrides: str,
@@ -85,6 +104,14 @@ def format_hypotheses(hypotheses: Sequence[str], scores: Sequence[float],
     return "\t".join(fields)
 
 
+def share_cores(options: DecodeOptions) -> bool:
+    """Gives each TensorFlow op the cores' share of one of the batches that
+    `decode_lines` runs at once (one thread each when there are as many batches
+    as cores). Call it before TensorFlow's first op; True if it took effect
+    (`t2t_lite.threads.use_intra_op_threads`)."""
+    return use_intra_op_threads(max(1, usable_cores() // options.concurrent_batches()))
+
+
 def one_line(text: str, keep_tabs: bool = True) -> str:
     """`text` with each "\\r\\n", "\\n" and "\\r" (and TAB unless `keep_tabs`) as a space."""
     text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
@@ -100,7 +127,7 @@ def decode_lines(translator: Translator, lines: Sequence[str],
     Args:
       translator: the text wrapper over the search.
       lines: input lines; empty (or whitespace-only) ones give "" without decoding.
-      options: batch size and output format (`format_hypotheses`).
+      options: batch size, batches at once and output format (`format_hypotheses`).
       postprocess: (hypothesis, input line) -> what to write, applied to every
         hypothesis (the problem's `postprocess`, e.g. trees over the input words).
       progress: called as (done, total, seconds) after each batch.
@@ -112,22 +139,30 @@ def decode_lines(translator: Translator, lines: Sequence[str],
     encoded = translator.vocab.encode_inputs(tf.constant([lines[i] for i in todo]))  # [N, (S)]
     lengths = encoded.row_lengths().numpy()
     order = sorted(range(len(todo)), key=lambda j: -int(lengths[j]))  # positions in `todo`
-    start, done = time.time(), 0
-    for begin in range(0, len(order), options.batch_size):
-        positions = order[begin:begin + options.batch_size]
+    batches = [order[begin:begin + options.batch_size]
+               for begin in range(0, len(order), options.batch_size)]
+
+    def translate(positions):
         inputs = translator.pad(tf.gather(encoded, positions))
         hypotheses, scores, ids = translator.nbest(inputs)
-        aligned = _alignments(translator, inputs, ids, [lines[todo[j]] for j in positions],
-                              options)
-        for k, (j, hyps, sc) in enumerate(zip(positions, hypotheses, scores)):
-            line = lines[todo[j]]
-            if postprocess is not None:
-                hyps = [postprocess(h, line) for h in hyps]
-            outputs[todo[j]] = format_hypotheses(hyps, sc, options,
-                                                 [a[k] for a in aligned] if aligned else None)
-        done += len(positions)
-        if progress is not None:
-            progress(done, len(todo), time.time() - start)
+        return hypotheses, scores, _alignments(translator, inputs, ids,
+                                               [lines[todo[j]] for j in positions], options)
+
+    start, done = time.time(), 0
+    workers = min(options.concurrent_batches(), len(batches))
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        # map() keeps the batches' order; at most `workers` run at a time.
+        for positions, (hypotheses, scores, aligned) in zip(batches, pool.map(translate,
+                                                                              batches)):
+            for k, (j, hyps, sc) in enumerate(zip(positions, hypotheses, scores)):
+                line = lines[todo[j]]
+                if postprocess is not None:
+                    hyps = [postprocess(h, line) for h in hyps]
+                outputs[todo[j]] = format_hypotheses(hyps, sc, options,
+                                                     [a[k] for a in aligned] if aligned else None)
+            done += len(positions)
+            if progress is not None:
+                progress(done, len(todo), time.time() - start)
     return outputs
 
 

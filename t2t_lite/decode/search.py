@@ -17,6 +17,7 @@ well-formed trees), whose state the search keeps in its cache.
 import dataclasses
 import functools
 import math
+import threading
 from typing import Optional, Sequence, Tuple, Union
 
 import tensorflow as tf
@@ -29,6 +30,10 @@ from t2t_lite.decode.search_common import (CONSTRAINT_KEY, LENGTH_PENALTIES, con
                                            forbid_eos_before)
 from t2t_lite.errors import T2TError, did_you_mean
 from t2t_lite.hparams_lib import parse_overrides
+
+# `Search.run` may be called from several threads at once (t2t-decoder's
+# concurrent batches); its work counters are updated under this lock.
+_WORK_LOCK = threading.Lock()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -231,8 +236,9 @@ class Search(tf.Module):
             inputs = tf.pad(inputs, [[0, max(pad_rows - rows, 0)], [0, -length % 8]])
         ids, scores, work = self.compiled(inputs)
         useful, computed = work.numpy().tolist()
-        self.work["useful"] += useful
-        self.work["computed"] += computed
+        with _WORK_LOCK:
+            self.work["useful"] += useful
+            self.work["computed"] += computed
         return ids[:rows], scores[:rows]
 
 

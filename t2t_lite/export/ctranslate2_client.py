@@ -124,6 +124,7 @@ class CT2Translator:
       compute_type: CTranslate2's compute type ("default": the saved weights' type,
         "float32", "int8", ...).
       threads: intra-op threads (0: CTranslate2's default).
+      inter_threads: batches translated at once (CTranslate2's default: 1).
       **overrides: `translate_batch` arguments replacing the recorded ones.
 
     Attributes:
@@ -134,7 +135,7 @@ class CT2Translator:
     """
 
     def __init__(self, path: str, compute_type: str = "default", threads: int = 0,
-                 **overrides):
+                 inter_threads: int = 1, **overrides):
         import ctranslate2
 
         info = read_export_info(path)
@@ -154,7 +155,8 @@ class CT2Translator:
         self.tokenizer_kind = kind
         self.strip_inputs = kind == "t2t_subwords"
         self.translator = ctranslate2.Translator(path, device="cpu", compute_type=compute_type,
-                                                 intra_threads=threads)
+                                                 intra_threads=threads,
+                                                 inter_threads=inter_threads)
         self.options = {**info["translate_batch"], **overrides}
 
     def tokenize(self, lines: Sequence[str]) -> List[List[str]]:

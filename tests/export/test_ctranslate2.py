@@ -297,3 +297,14 @@ def test_int8_stays_within_half_a_bleu_point_of_float32(trained):
     bleu_int8 = corpus_bleu(int8, references, tokenize="char")[0].score
     assert bleu_float32 > 90  # a model that translates, or the comparison means little
     assert abs(bleu_int8 - bleu_float32) <= 0.5, (bleu_float32, bleu_int8)
+
+
+def test_batches_side_by_side_translate_as_one_at_a_time(trained):
+    # inter_threads: CTranslate2 translates that many batches at once (the benchmark's fair
+    # peer of t2t-decoder's parallel batches); each line must come back at its own index.
+    _, path, sources, _ = trained
+    one = CT2Translator(path, compute_type="float32", threads=1).translate(sources, 8)
+    two = CT2Translator(path, compute_type="float32", threads=1, inter_threads=2).translate(
+        sources, 8)
+    assert len(set(one)) > len(one) // 2  # distinct lines, so a swap would show
+    assert two == one
