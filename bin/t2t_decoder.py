@@ -43,7 +43,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                    help="reference translations: print sacreBLEU (parsing: gold trees, EVALB)")
     p.add_argument("--decode_interactive", action="store_true",
                    help="translate each line typed at the prompt")
-    p.add_argument("--score_file", help="score 'source<TAB>target' lines: log P(target|source)")
+    p.add_argument("--score_file", help="score 'source<TAB>target' lines: log P(target|source), "
+                                        "batch_size pairs at a time")
     p.add_argument("--precision", default="float32", choices=["float32", "bfloat16"],
                    help="bfloat16: bfloat16 matmuls and cache (CPUs with AVX512-BF16, GPUs)")
     p.add_argument("--jit_compile", action="store_true",
@@ -96,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         if bad:
             raise cli.T2TError(f"{args.score_file} line {bad}: expected 'source<TAB>target'.")
         scores = score_pairs(models, vocab, [s for s, _ in pairs], [t for _, t in pairs],
-                             params.max_input_length) if pairs else []
+                             params.max_input_length, options.batch_size)
         _write(args.decode_to_file, [f"{s:.4f}" for s in scores])
         return 0
     search = search_for_problem(models, problem, vocab, params, jit_compile=args.jit_compile)

@@ -181,6 +181,19 @@ def test_decoder_program_end_to_end(model_dir, tmp_path, capfd):
     assert len(values) == 2 and all(v < 0 for v in values)
 
 
+def test_scoring_in_batches_gives_each_pair_its_own_score(model_dir):
+    # --score_file scores batch_size pairs at a time, sorted by length: each score must
+    # come back at its pair's index and equal the pair scored alone.
+    model, vocab, _, _ = load_model(model_dir, model_dir + "/ckpt-1")
+    sources = number_sentences(400)[:11]
+    targets = sources[::-1]  # other lengths than the sources'
+    batched = score_pairs(model, vocab, sources, targets, batch_size=3)
+    alone = [score_pairs(model, vocab, [s], [t])[0] for s, t in zip(sources, targets)]
+    np.testing.assert_allclose(batched, alone, rtol=1e-5)
+    assert len(set(np.round(alone, 2))) == len(alone)  # distinct: a swap would show
+    assert score_pairs(model, vocab, [], []) == []
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--output_dir=/nonexistent/model"], "not a t2t-lite model directory"),
     (["--output_dir=MODEL", "--decode_hparams=beam_sise=2"], "Did you mean 'beam_size'"),
