@@ -20,6 +20,7 @@ import math
 import threading
 from typing import Optional, Sequence, Tuple, Union
 
+import keras
 import tensorflow as tf
 
 from t2t_lite.data.problem import SearchConstraint
@@ -193,6 +194,15 @@ class Search(tf.Module):
         return ids, scores, tf.stack([tokens * tf.shape(ids)[1], computed])
 
     def _search(self, inputs: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        # Every weight is read once, before the loop: read inside it, each is an
+        # op launched at every step (a tenth of a small model's step). Keras
+        # layers read their variables through the scope's values.
+        weights = [(w, tf.convert_to_tensor(w.value)) for model in self.models
+                   for w in model.weights]
+        with keras.StatelessScope(state_mapping=weights):
+            return self._search_loop(inputs)
+
+    def _search_loop(self, inputs: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         p = self.params
         input_lengths = tf.reduce_sum(tf.cast(tf.not_equal(inputs, 0), tf.int32), axis=1)
         max_lengths = input_lengths + p.extra_length  # [B]
