@@ -28,8 +28,8 @@ import tensorflow as tf
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
 from t2t_lite.model.attention import MultiHeadAttention, causal_bias, padding_bias
-from t2t_lite.model.layers import (Embedding, FeedForward, PositionalEncoding, Residual,
-                                   TargetSpaceEmbedding)
+from t2t_lite.model.layers import (Embedding, FeedForward, LayerNorm, PositionalEncoding,
+                                   Residual, TargetSpaceEmbedding)
 from t2t_lite.tensors import NEG_INF
 
 
@@ -162,8 +162,8 @@ class Transformer(keras.Model):
             setattr(self, f"decoder_{i}", DecoderLayer(hp, name=f"decoder_{i}"))
         if hp.norm_placement == "pre":  # pre-norm stacks end with a layer norm
             eps = hp.layer_norm_epsilon
-            self.encoder_norm = keras.layers.LayerNormalization(epsilon=eps, name="encoder_norm")
-            self.decoder_norm = keras.layers.LayerNormalization(epsilon=eps, name="decoder_norm")
+            self.encoder_norm = LayerNorm(epsilon=eps, name="encoder_norm")
+            self.decoder_norm = LayerNorm(epsilon=eps, name="decoder_norm")
         else:
             self.encoder_norm = self.decoder_norm = None
 

@@ -162,3 +162,30 @@ def test_checkpoint_of_the_model_holds_every_weight(tmp_path):
     tf.train.Checkpoint(model=other).restore(path).assert_existing_objects_matched()
     for a, b in zip(model.weights, other.weights):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16"])
+def test_layer_norm_on_decoding_rows_equals_keras_bit_for_bit(policy):
+    # LayerNorm computes [R, D] rows (a decoding step) with its own ops: the values must
+    # be Keras's LayerNormalization's exactly, so decoding outputs do not move.
+    import keras
+    from t2t_lite.model.layers import LayerNorm
+    rng = np.random.default_rng(0)
+    x = tf.constant(rng.normal(3.0, 2.0, size=(7, 48)), tf.float32)
+    ours = LayerNorm(epsilon=1e-6, dtype=policy)
+    keras_norm = keras.layers.LayerNormalization(epsilon=1e-6, dtype=policy)
+    for layer in (ours, keras_norm):
+        layer.build(x.shape)
+    for weight, other in zip(ours.weights, keras_norm.weights):  # gamma, beta
+        value = rng.normal(1.0, 0.5, size=weight.shape).astype(np.float32)
+        weight.assign(value)
+        other.assign(value)
+    x = tf.cast(x, ours.compute_dtype)
+    mine, theirs = ours(x), keras_norm(x)
+    assert mine.dtype == theirs.dtype
+    np.testing.assert_array_equal(mine.numpy().astype(np.float32),
+                                  theirs.numpy().astype(np.float32))
+    # Rank 3 (training, the encoder) is Keras's own path.
+    x3 = tf.reshape(x[:6], [2, 3, 48])
+    np.testing.assert_array_equal(ours(x3).numpy().astype(np.float32),
+                                  keras_norm(x3).numpy().astype(np.float32))
