@@ -64,19 +64,18 @@ a subtoken that is only the token-ending `_` gets an empty span at the end of
 its token, and dropped single spaces belong to no subtoken.
 """
 
-import functools
 import os
-import sys
-import unicodedata
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import List, Sequence, Tuple, Union
 
 import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
 from t2t_lite.data.layout import EOS_ID, PAD_ID
-from t2t_lite.data.t2t_subwords_text import EOS, PAD, parse_subwords
-from t2t_lite.data.vocab import ids_before_eos
+from t2t_lite.data.t2t_subword_chars import (REPLACEMENT_CHAR, encode_chars, is_alnum,
+                                             position_in_row, utf8_length)
+from t2t_lite.data.t2t_subwords_text import parse_subwords
+from t2t_lite.data.vocab import SubwordVocab, ids_before_eos
 from t2t_lite.errors import T2TError
 
 # Python's str.isspace() set in RE2 syntax (\t..\r, \x1c..\x1f, \x85, Unicode separators),
@@ -89,7 +88,6 @@ _ESCAPE_CHARS = "\\_u;0123456789"
 # One unit of an escaped token, in the order t2t's unescaping regex tries them.
 _ESCAPE_UNIT = r"\\u|\\\\|\\[0-9]+;"
 _UNDEFINED_CHAR = 0x3013      # what t2t gives for `\NNN;` beyond U+10FFFF
-_REPLACEMENT_CHAR = 0xFFFD    # for a `\NNN;` naming a surrogate (see the module docstring)
 _MAX_CODE_POINT = 0x10FFFF
 # Never a subtoken (lines are split at "\n"): WordpieceTokenizer's unknown token,
 # so that a token it cannot split looks up the table's default id, -1.
@@ -99,54 +97,11 @@ _CANNOT_SPLIT = ("t2t's SubwordTextEncoder cannot split this text: a character o
                  "vocabulary's alphabet is not a subtoken of its own")
 
 
-@functools.lru_cache(maxsize=1)
-def _alnum_bounds() -> np.ndarray:
-    """Sorted code points where t2t's "alphanumeric" property changes: the
-    alphanumeric ones are [b[0], b[1]), [b[2], b[3]), ... (categories L* and N*
-    over range(sys.maxunicode), as t2t's tokenizer builds its set)."""
-    bounds, inside = [], False
-    for cp in range(sys.maxunicode):
-        alnum = unicodedata.category(chr(cp))[0] in "LN"
-        if alnum != inside:
-            bounds.append(cp)
-            inside = alnum
-    if inside:
-        bounds.append(sys.maxunicode)
-    return np.array(bounds, np.int64)
-
-
 def _split_error(error: tf.errors.InvalidArgumentError) -> Exception:
     """T2TError for the graph's "cannot split" assertion; other errors as they are."""
     if _CANNOT_SPLIT not in error.message:
         return error
     return T2TError(_CANNOT_SPLIT + " (t2t fails with an AssertionError too).")
-
-
-def _is_alnum(code_points: tf.Tensor) -> tf.Tensor:
-    """bool, same shape: whether each code point is t2t-alphanumeric."""
-    bounds = tf.constant(_alnum_bounds())
-    where = tf.searchsorted(bounds, tf.cast(code_points, tf.int64), side="right",
-                            out_type=tf.int64)
-    return where % 2 == 1
-
-
-def _utf8_length(code_points: tf.Tensor) -> tf.Tensor:
-    """int64: bytes of each (valid) code point in UTF-8."""
-    cp = tf.cast(code_points, tf.int64)
-    return (1 + tf.cast(cp >= 0x80, tf.int64) + tf.cast(cp >= 0x800, tf.int64)
-            + tf.cast(cp >= 0x10000, tf.int64))
-
-
-def _encode_chars(code_points: tf.Tensor) -> tf.Tensor:
-    """tf.string [M]: each code point of int [M] as one UTF-8 character."""
-    return tf.strings.unicode_encode(tf.expand_dims(tf.cast(code_points, tf.int32), 1), "UTF-8",
-                                     errors="replace", replacement_char=_REPLACEMENT_CHAR)
-
-
-def _position_in_row(ragged: tf.RaggedTensor) -> tf.Tensor:
-    """int64 [values]: each value's index inside its row."""
-    rows = ragged.value_rowids()
-    return tf.range(tf.size(rows, out_type=tf.int64)) - tf.gather(ragged.row_splits, rows)
 
 
 def _parse_subwords(data: bytes, source: str) -> List[str]:
@@ -261,9 +216,9 @@ class T2TSubwordVocab(tf.Module):
         char_row = chars.value_rowids()                                # [M]
 
         # t2t's tokenizer: maximal alphanumeric / other runs.
-        alnum = _is_alnum(cp)
+        alnum = is_alnum(cp)
         prev_alnum = tf.concat([[False], alnum], 0)[:-1]
-        new_token = tf.logical_or(tf.equal(_position_in_row(chars), 0),
+        new_token = tf.logical_or(tf.equal(position_in_row(chars), 0),
                                   tf.not_equal(alnum, prev_alnum))     # [M]
         token_of_char = tf.cumsum(tf.cast(new_token, tf.int64)) - 1    # [M]
         token_first = tf.where(new_token)[:, 0]                        # [K] first char of each
@@ -288,7 +243,7 @@ class T2TSubwordVocab(tf.Module):
         at = tf.minimum(tf.searchsorted(alphabet, kcp, side="left", out_type=tf.int64),
                         tf.size(alphabet, out_type=tf.int64) - 1)
         plain = tf.equal(tf.gather(alphabet, at), kcp) & tf.not_equal(kcp, ord("\n"))
-        escaped = tf.where(plain, _encode_chars(kcp),
+        escaped = tf.where(plain, encode_chars(kcp),
                            tf.strings.join(["\\", tf.strings.as_string(kcp), ";"]))
         escaped = tf.where(tf.equal(kcp, ord("_")), "\\u", escaped)
         escaped = tf.where(tf.equal(kcp, ord("\\")), "\\\\", escaped)  # [Mk]
@@ -310,7 +265,7 @@ class T2TSubwordVocab(tf.Module):
         # Offsets: from each piece's place in the escaped text to the source characters.
         escaped_length = tf.cast(tf.strings.length(escaped), tf.int64)  # [Mk] (bytes)
         source_start = tf.boolean_mask(char_starts.flat_values, keep_char)
-        source_end = source_start + _utf8_length(kcp)
+        source_end = source_start + utf8_length(kcp)
         # Escaped characters laid end to end, each token followed by its one-byte "_".
         escaped_at = tf.cumsum(escaped_length, exclusive=True) + k_token  # [Mk], sorted
         token_at = tf.gather(escaped_at, escaped_chars.row_starts())      # [Kk]
@@ -378,8 +333,8 @@ class T2TSubwordVocab(tf.Module):
                                               digits, "0"), tf.int64)
         code_point = tf.where(short & (value <= _MAX_CODE_POINT), value, _UNDEFINED_CHAR)
         code_point = tf.where((code_point >= 0xD800) & (code_point <= 0xDFFF),
-                              tf.constant(_REPLACEMENT_CHAR, tf.int64), code_point)
-        out = tf.where(numeric, _encode_chars(code_point), unit)
+                              tf.constant(REPLACEMENT_CHAR, tf.int64), code_point)
+        out = tf.where(numeric, encode_chars(code_point), unit)
         out = tf.where(tf.equal(unit, "\\u"), "_", out)
         out = tf.where(tf.equal(unit, "\\\\"), "\\", out)
         return tf.strings.reduce_join(units.with_flat_values(out), axis=1)  # [P]
@@ -406,8 +361,8 @@ class T2TSubwordVocab(tf.Module):
             tf.strings.substr(tokens.flat_values, 0, 1, unit="UTF8_CHAR"), "UTF-8",
             errors="replace")
         first = tf.reshape(first.to_tensor(default_value=0, shape=[None, 1]), [-1])  # [P]
-        alnum = _is_alnum(first)
-        space = (_position_in_row(tokens) > 0) & alnum & tf.concat([[False], alnum], 0)[:-1]
+        alnum = is_alnum(first)
+        space = (position_in_row(tokens) > 0) & alnum & tf.concat([[False], alnum], 0)[:-1]
         joined = tf.strings.join([tf.where(space, " ", ""), tokens.flat_values])
         return tf.strings.reduce_join(tokens.with_flat_values(joined), axis=1)  # [N]
 
@@ -426,12 +381,7 @@ class T2TSubwordVocab(tf.Module):
         except tf.errors.InvalidArgumentError as e:
             raise _split_error(e) from None
 
-    def decode_ids(self, ids: Sequence[Sequence[int]]) -> List[str]:
-        """Decodes lists of ids in eager mode (stops at EOS, drops PAD)."""
-        if not ids:
-            return []
-        ragged = tf.ragged.constant([list(row) for row in ids], dtype=tf.int64)
-        return [s.decode("utf-8") for s in self.decode(ragged).numpy()]
+    decode_ids = SubwordVocab.decode_ids  # through `decode`, which takes any integer ids
 
     def tokenize_with_offsets(self, texts: Sequence[str]):
         """(ids, byte starts, byte ends) of each text's subtokens as lists, EOS last
@@ -442,6 +392,4 @@ class T2TSubwordVocab(tf.Module):
             raise _split_error(e) from None
         return ids.to_list(), starts.to_list(), ends.to_list()
 
-    def pieces(self, ids: Optional[Sequence[int]] = None) -> List[str]:
-        """The subtoken strings of `ids` (default: every id, in id order), e.g. 'the_'."""
-        return list(self._pieces) if ids is None else [self._pieces[i] for i in ids]
+    pieces = SubwordVocab.pieces  # the subtoken strings, e.g. 'the_'
