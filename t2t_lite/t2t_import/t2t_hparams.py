@@ -62,16 +62,23 @@ class T2TRun:
 
 def read_flags(output_dir: str) -> Dict[str, str]:
     """`flags.txt` of a t2t output directory as {"--name": value} (`--noname` lines skipped)."""
-    path = os.path.join(output_dir, FLAGS_FILE)
+    lines = _read_text(output_dir, FLAGS_FILE,
+                       "not a t2t-trainer output directory (t2t-trainer writes flags.txt and "
+                       "hparams.json there)").splitlines()
+    return dict(line.strip().split("=", 1) for line in lines if "=" in line)
+
+
+def _read_text(output_dir: str, name: str, why_needed: str) -> str:
+    """The text of `output_dir/name`; T2TError "No <name> in <dir>: <why_needed>." when
+    it is absent, "Cannot read <path>: ..." when it cannot be read as UTF-8."""
+    path = os.path.join(output_dir, name)
     if not os.path.isfile(path):
-        raise T2TError(f"No {FLAGS_FILE} in {output_dir}: not a t2t-trainer output directory "
-                       "(t2t-trainer writes flags.txt and hparams.json there).")
+        raise T2TError(f"No {name} in {output_dir}: {why_needed}.")
     try:
         with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
+            return f.read()
     except (OSError, UnicodeDecodeError) as e:
         raise T2TError(f"Cannot read {path}: {e}") from None
-    return dict(line.strip().split("=", 1) for line in lines if "=" in line)
 
 
 def read_run(output_dir: str) -> T2TRun:
@@ -81,14 +88,12 @@ def read_run(output_dir: str) -> T2TRun:
       T2TError: flags.txt or hparams.json missing or unreadable, or no --problem.
     """
     flags = read_flags(output_dir)
+    text = _read_text(output_dir, HPARAMS_FILE, "t2t-trainer writes it at the start of "
+                      "training; without it the model's shape is unknown")
     path = os.path.join(output_dir, HPARAMS_FILE)
-    if not os.path.isfile(path):
-        raise T2TError(f"No {HPARAMS_FILE} in {output_dir}: t2t-trainer writes it at the start of "
-                       "training; without it the model's shape is unknown.")
     try:
-        with open(path, encoding="utf-8") as f:
-            values = json.load(f)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        values = json.loads(text)
+    except json.JSONDecodeError as e:
         raise T2TError(f"Corrupt {path}: {e}") from None
     if not isinstance(values, dict):
         raise T2TError(f"Corrupt {path}: expected an object of name -> value.")
