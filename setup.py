@@ -54,7 +54,8 @@ setup(
     extras_require={
         # matplotlib: attention pictures; ctranslate2: the converted model is checked
         # against t2t-decoder in CI.
-        "test": ["pytest==9.2.0", "matplotlib==3.11.2", "ctranslate2==4.8.5"],
+        "test": ["pytest==9.2.0", "pytest-xdist==3.8.0", "execnet==2.1.2", "matplotlib==3.11.2",
+                 "ctranslate2==4.8.5"],
         # t2t-exporter --format=ctranslate2 (the exported model then needs only
         # ctranslate2 and sentencepiece).
         "ctranslate2": ["ctranslate2==4.8.5"],

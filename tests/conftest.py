@@ -6,6 +6,12 @@ command, one SavedModel export and one CTranslate2 conversion of it, and
 the Penn Treebank sample's data directory, tensor2tensor's reference model imported. Tests that only read them share
 them; a test that changes one takes a fresh copy (the `*_copy` fixtures).
 
+The suite runs on one pytest-xdist worker per CPU core (pytest.ini's `-n auto`;
+`-n 0` runs it in one process, e.g. for `--pdb`). `worker_groups.py` keeps
+each module on one worker, and the modules that use the trained numbers model
+on the same one, so each session fixture is built at most once per worker and
+that model once per run.
+
 Nothing skips silently in CI: where the CI variable is set, or T2T_LITE_NO_SKIPS=1
 (`.ci/run` sets it), any skipped test fails the run (`pytest_sessionfinish` below).
 """
@@ -23,6 +29,8 @@ import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from paths import SHARED_DATA, T2T_REFERENCE  # noqa: E402
+from worker_groups import (check_shared_model_modules, make_scheduler,  # noqa: E402
+                           shared_model_modules_first)
 
 # Two logical CPU devices, so MirroredStrategy tests run in this process
 # instead of a fresh interpreter each. It must happen before TensorFlow
@@ -234,3 +242,16 @@ def pytest_sessionfinish(session, exitstatus):
             reporter.write_line(f"SKIPPED IN CI (not allowed): {report.nodeid}: {reason}",
                                 red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+
+# -- Several workers (pytest-xdist; see worker_groups.py) -------------------------------
+
+def pytest_collection_modifyitems(config, items):
+    check_shared_model_modules(items)
+    shared_model_modules_first(items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    return make_scheduler(config, log)

@@ -24,15 +24,17 @@ def test_who_counts_as_ci(monkeypatch, env, fails):
     assert skips_fail() is fails
 
 
-def test_a_skip_fails_a_ci_run_and_is_named(tmp_path):
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one_process", "two_workers"])
+def test_a_skip_fails_a_ci_run_and_is_named(tmp_path, workers):
     """pytest in its own process, with this suite's conftest as a plugin, on one
-    test that skips: exit 1 and the skipped test named with its reason under CI=1."""
+    test that skips: exit 1 and the skipped test named with its reason under CI=1,
+    also when pytest-xdist runs the test on a worker (as pytest.ini does)."""
     (tmp_path / "test_probe.py").write_text(PROBE)
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "T2T_LITE_NO_SKIPS")}
     env.update(CI="1", PYTHONPATH=str(REPO_ROOT / "tests"), TF_CPP_MIN_LOG_LEVEL="3")
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "conftest",
-         "--rootdir", str(tmp_path), str(tmp_path / "test_probe.py")],
+         "--rootdir", str(tmp_path), *workers, str(tmp_path / "test_probe.py")],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     assert result.returncode == 1, result.stdout + result.stderr
     assert ("SKIPPED IN CI (not allowed): test_probe.py::test_needs_something_absent: "

@@ -1,0 +1,64 @@
+"""How the suite shares out over pytest-xdist workers (pytest.ini: `-n auto`).
+
+One work unit per test module, so a module's fixtures are built on one worker,
+except the modules that use the trained numbers model (`numbers_model` in
+conftest.py, the suite's largest cost: 2,000 training steps): they form one
+unit, so that model is trained once per run, and it goes out first, since it
+is the longest.
+
+The unit is chosen from a test's id alone, on the controller, which does not
+collect tests: hence the module list below. Every collection checks it (a module
+that uses the model but is not listed would train it a second time on another
+worker). xdist's own `--dist loadgroup` marks cannot do this here: they rename
+test ids through an attribute that pytest 9 no longer reads.
+"""
+
+from typing import List
+
+SHARED_MODEL_FIXTURE = "numbers_model"
+SHARED_MODEL_UNIT = "shared numbers_model"
+SHARED_MODEL_MODULES = frozenset({
+    "tests/decode/test_alignment.py",
+    "tests/decode/test_decoder.py",
+    "tests/decode/test_ensemble_of_different_models.py",
+    "tests/decode/test_parallel_batches.py",
+    "tests/export/test_ctranslate2.py",
+    "tests/export/test_export.py",
+    "tests/recipes/test_numbers_accuracy.py",
+    "tests/train/test_warm_start.py",
+    "tests/visualize/test_attention.py",
+})
+
+
+def module_of(nodeid: str) -> str:
+    """'tests/x/test_y.py::test_z[p]' -> 'tests/x/test_y.py'."""
+    return nodeid.split("::", 1)[0]
+
+
+def check_shared_model_modules(items) -> None:
+    """Fails the collection, in one line, when a module uses the shared model
+    (directly or through a fixture built on it) without being listed."""
+    missing = sorted({module_of(item.nodeid) for item in items
+                      if SHARED_MODEL_FIXTURE in item.fixturenames}
+                     - SHARED_MODEL_MODULES)
+    if missing:
+        raise RuntimeError(f"tests/worker_groups.py: add {', '.join(missing)} to "
+                           f"SHARED_MODEL_MODULES (they use {SHARED_MODEL_FIXTURE})")
+
+
+def shared_model_modules_first(items: List) -> None:
+    """Puts the shared model's modules first (stable otherwise): with pytest.ini's
+    --no-loadscope-reorder, units go out in collection order."""
+    items.sort(key=lambda item: module_of(item.nodeid) not in SHARED_MODEL_MODULES)
+
+
+def make_scheduler(config, log):
+    """xdist's per-scope scheduling with this file's units."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleUnits(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = module_of(nodeid)
+            return SHARED_MODEL_UNIT if module in SHARED_MODEL_MODULES else module
+
+    return ModuleUnits(config, log)
