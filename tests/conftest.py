@@ -244,7 +244,6 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-
 # -- Several workers (pytest-xdist; see worker_groups.py) -------------------------------
 
 def pytest_collection_modifyitems(config, items):

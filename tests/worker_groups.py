@@ -15,6 +15,8 @@ test ids through an attribute that pytest 9 no longer reads.
 
 from typing import List
 
+import pytest
+
 SHARED_MODEL_FIXTURE = "numbers_model"
 SHARED_MODEL_UNIT = "shared numbers_model"
 SHARED_MODEL_MODULES = frozenset({
@@ -35,6 +37,12 @@ def module_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
+def work_unit(nodeid: str) -> str:
+    """The unit a test goes out in: the shared model's, or its module's."""
+    module = module_of(nodeid)
+    return SHARED_MODEL_UNIT if module in SHARED_MODEL_MODULES else module
+
+
 def check_shared_model_modules(items) -> None:
     """Fails the collection, in one line, when a module uses the shared model
     (directly or through a fixture built on it) without being listed."""
@@ -42,7 +50,7 @@ def check_shared_model_modules(items) -> None:
                       if SHARED_MODEL_FIXTURE in item.fixturenames}
                      - SHARED_MODEL_MODULES)
     if missing:
-        raise RuntimeError(f"tests/worker_groups.py: add {', '.join(missing)} to "
+        raise pytest.UsageError(f"tests/worker_groups.py: add {', '.join(missing)} to "
                            f"SHARED_MODEL_MODULES (they use {SHARED_MODEL_FIXTURE})")
 
 
@@ -58,7 +66,6 @@ def make_scheduler(config, log):
 
     class ModuleUnits(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            module = module_of(nodeid)
-            return SHARED_MODEL_UNIT if module in SHARED_MODEL_MODULES else module
+            return work_unit(nodeid)
 
     return ModuleUnits(config, log)

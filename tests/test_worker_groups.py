@@ -1,0 +1,39 @@
+"""tests/worker_groups.py: which tests share an xdist worker, and the check of its list."""
+
+import types
+
+import pytest
+
+from worker_groups import (SHARED_MODEL_UNIT, check_shared_model_modules,
+                           shared_model_modules_first, work_unit)
+
+
+def fake_item(nodeid, *fixtures):
+    return types.SimpleNamespace(nodeid=nodeid, fixturenames=["tmp_path", *fixtures])
+
+
+def test_listed_modules_share_one_unit_and_others_go_by_module():
+    assert work_unit("tests/decode/test_decoder.py::test_x[a-b]") == SHARED_MODEL_UNIT
+    assert work_unit("tests/export/test_export.py::test_y") == SHARED_MODEL_UNIT
+    assert work_unit("tests/data/test_vocab.py::test_z") == "tests/data/test_vocab.py"
+    assert work_unit("tests/data/test_vocab.py::Class::test_w") == "tests/data/test_vocab.py"
+
+
+def test_an_unlisted_module_using_the_model_stops_the_collection_in_one_line():
+    items = [fake_item("tests/decode/test_decoder.py::test_a", "numbers_model"),
+             fake_item("tests/new/test_b.py::test_b", "numbers_model"),
+             fake_item("tests/new/test_c.py::test_c")]
+    with pytest.raises(pytest.UsageError) as error:
+        check_shared_model_modules(items)
+    assert str(error.value) == ("tests/worker_groups.py: add tests/new/test_b.py to "
+                                "SHARED_MODEL_MODULES (they use numbers_model)")
+    check_shared_model_modules([items[0], items[2]])  # listed, or not using it: fine
+
+
+def test_the_shared_models_modules_go_first_in_their_order():
+    items = [fake_item("tests/a/test_1.py::t"), fake_item("tests/export/test_export.py::t"),
+             fake_item("tests/a/test_2.py::t"), fake_item("tests/decode/test_decoder.py::t")]
+    shared_model_modules_first(items)
+    assert [item.nodeid for item in items] == [
+        "tests/export/test_export.py::t", "tests/decode/test_decoder.py::t",
+        "tests/a/test_1.py::t", "tests/a/test_2.py::t"]
