@@ -78,7 +78,8 @@ class TranslationModule(tf.Module):
             self.vocab_file = tf.saved_model.Asset(vocab_file)
         max_input_length = search.max_input_length
 
-        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")],
+                     autograph=False)
         def nbest(inputs):
             """inputs tf.string [B] -> {outputs: tf.string [B, beam], scores: float32 [B, beam]}."""
             ragged = vocab.encode_inputs(inputs)  # [B, (S)], EOS last
@@ -95,7 +96,8 @@ class TranslationModule(tf.Module):
 
         nbest_fn = nbest.get_concrete_function()
 
-        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")],
+                     autograph=False)
         def serve(inputs):
             """inputs tf.string [B] -> {outputs: tf.string [B], scores: float32 [B]}."""
             result = nbest_fn(inputs)  # calls the one traced graph, not a second trace

@@ -64,7 +64,7 @@ class Evaluator:
         self.dev_dataset_fn = dev_dataset_fn
         self.translator = translator
         self.dev_scores = dev_scores
-        self._batch_stats = tf.function(self._stats,
+        self._batch_stats = tf.function(self._stats, autograph=False,
                                         input_signature=[{"inputs": _SPEC, "targets": _SPEC}])
 
     def _stats(self, batch):

@@ -74,9 +74,9 @@ def make_train_step(model: keras.Model, optimizer: keras.optimizers.Optimizer, h
     if not optimizer.built:
         optimizer.build(model.trainable_variables)
     gradients = tf.function(lambda batch: replica_gradients(model, optimizer, hp, batch),
-                            jit_compile=jit_compile)
+                            jit_compile=jit_compile, autograph=False)
 
-    @tf.function
+    @tf.function(autograph=False)
     def step(batch):
         loss_sum, tokens, grads = gradients(batch)
         apply_global_mean(model, optimizer, grads, tokens, hp.clip_grad_norm)

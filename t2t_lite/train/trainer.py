@@ -161,13 +161,18 @@ class Trainer:
         model, optimizer, hp = self.model, self.optimizer, self.hp
         strategy = self.strategy
         gradients = tf.function(functools.partial(replica_gradients, model, optimizer, hp),
-                                jit_compile=self.options.jit_compile)
+                                jit_compile=self.options.jit_compile, autograph=False)
 
+        # Autograph converts only `train_step`'s own loop: the functions it runs per
+        # replica are plain TensorFlow, and converting them (and the model and
+        # optimizer code they call) costs seconds of start-up in every process.
+        @tf.autograph.experimental.do_not_convert
         def single(batch):
             loss_sum, tokens, grads = gradients(batch)
             apply_global_mean(model, optimizer, grads, tokens, hp.clip_grad_norm)
             return loss_sum, tokens
 
+        @tf.autograph.experimental.do_not_convert
         def accumulate(batch):
             loss_sum, tokens, grads = gradients(batch)
             for acc, g in zip(self.accumulators, grads):
@@ -175,6 +180,7 @@ class Trainer:
             self.accumulated_tokens.assign_add(tokens)
             return loss_sum, tokens
 
+        @tf.autograph.experimental.do_not_convert
         def apply_accumulated():
             # The accumulated gradient is applied (and clipped) once per step.
             apply_global_mean(model, optimizer, [a.read_value() for a in self.accumulators],
