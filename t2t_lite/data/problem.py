@@ -50,7 +50,10 @@ class SearchConstraint(Protocol):
 
     The search keeps the constraint's state in its cache, so beam search
     reorders it with the hypotheses; a sub-dict under "static" is the same for
-    every beam of an example and is tiled, never reordered.
+    every beam of an example and is tiled, never reordered. Both methods run
+    inside the search's `tf.function`, which is traced without autograph:
+    branches and loops on tensors are written as TensorFlow ops (`tf.where`,
+    `tf.cond`, `tf.while_loop`), not Python `if`/`for`.
     """
 
     supports_xla: bool  # whether a search using it can be compiled with XLA
