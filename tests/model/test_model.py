@@ -26,6 +26,20 @@ def test_transformer_base_parameter_count():
     assert model.count_params() == transformer_base_param_count(37000)
 
 
+def test_keras_build_and_a_first_call_create_every_weight():
+    """`model.build()` creates the weights (Keras's contract), as does calling an
+    unbuilt model: the count is the paper's formula either way."""
+    from t2t_lite.model.transformer import Transformer
+    hp = registry.hparams("transformer_base")
+    built = Transformer(hp, 37000)
+    assert not built.weights
+    built.build(None)
+    called = Transformer(hp, 37000)
+    ids = tf.constant([[5, 6, 1]])
+    assert called({"inputs": ids, "targets": ids}).shape == (1, 3, 37000)
+    assert built.count_params() == called.count_params() == transformer_base_param_count(37000)
+
+
 def test_untied_and_unshared_embeddings_add_matrices():
     hp = registry.hparams("transformer_tiny")
     tied = t2t_lite.build_model(hp, 100).count_params()
