@@ -19,7 +19,7 @@ Each split is shuffled with the same generator; the lists are deterministic.
 """
 
 import random
-from typing import Dict, Iterator, List, Optional
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from num2words import num2words
 
@@ -30,6 +30,12 @@ from t2t_lite.errors import T2TError
 
 SEED = 2017
 _HELD_OUT_DIGITS = (4, 5, 6)
+
+# num2words is slow (~150 us a pair: 15 s for the default train split), so a
+# process writes each split's words once, for every instance that asks (a
+# datagen, a rerun rewriting a damaged shard, t2t-trainer --generate_data):
+# about 25 MB for the default sizes. Keys: ((train, dev, test sizes), split).
+_PAIRS: Dict[Tuple[Tuple[int, int, int], str], List[Pair]] = {}
 
 
 def _digit_range(digits: int) -> range:
@@ -97,7 +103,6 @@ class TranslateEndeNumbers(Problem):
     def __init__(self, train_size: int = 100_000, dev_size: int = 1000, test_size: int = 1000):
         self.sizes = (train_size, dev_size, test_size)
         self._splits: Optional[Dict[str, List[int]]] = None
-        self._pairs: Dict[str, List[Pair]] = {}  # num2words is slow (~150 us a pair)
 
     def numbers(self, split: str) -> List[int]:
         """The integers of `split`, in the order datagen writes them."""
@@ -108,6 +113,7 @@ class TranslateEndeNumbers(Problem):
 
     def raw_pairs(self, split: str, tmp_dir: Optional[str]) -> Iterator[Pair]:
         del tmp_dir  # generated, needs no files
-        if split not in self._pairs:
-            self._pairs[split] = [number_pair(n) for n in self.numbers(split)]
-        yield from self._pairs[split]
+        key = (self.sizes, split)
+        if key not in _PAIRS:
+            _PAIRS[key] = [number_pair(n) for n in self.numbers(split)]
+        yield from _PAIRS[key]

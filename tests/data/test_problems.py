@@ -120,6 +120,23 @@ def test_number_pairs():
         translate_numbers.number_splits(train_size=999)
 
 
+def test_number_words_are_written_once_per_process_and_split_sizes(monkeypatch):
+    """num2words costs ~15 s per default train split: a second instance (a rerun
+    datagen) reuses the words; other sizes are their own split, computed anew."""
+    calls = []
+    real = translate_numbers.number_pair
+    monkeypatch.setattr(translate_numbers, "number_pair", lambda n: calls.append(n) or real(n))
+    monkeypatch.setattr(translate_numbers, "_PAIRS", {})
+    sizes = dict(train_size=1002, dev_size=3, test_size=3)
+    first = list(translate_numbers.TranslateEndeNumbers(**sizes).raw_pairs("dev", None))
+    assert len(calls) == 3
+    again = list(translate_numbers.TranslateEndeNumbers(**sizes).raw_pairs("dev", None))
+    assert again == first and len(calls) == 3
+    other = translate_numbers.TranslateEndeNumbers(train_size=1002, dev_size=6, test_size=3)
+    assert len(list(other.raw_pairs("dev", None))) == 6 and len(calls) == 9
+    assert first == [real(n) for n in translate_numbers.number_splits(**sizes)["dev"]]
+
+
 # --- Multi30k ---
 
 @needs_shared("multi30k")
