@@ -249,3 +249,14 @@ def test_padding_efficiency_of_pipeline(data_dir):
             padded += array.size
     assert real == sum(len(i) + len(t) for i, t in make_examples())
     assert pipeline.padding_efficiency(ds) == pytest.approx(real / padded, abs=1e-12)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_pipelines_run_without_the_autotune_model_thread(data_dir, training):
+    # Deleting an iterator whose autotune model thread runs waits for that thread's
+    # next wake-up, up to a minute (pipeline.without_autotune_thread): training and
+    # evaluation pipelines must leave it off.
+    ds = pipeline.make_dataset(data_dir, PROBLEM, "train", BUDGET, MAX_LENGTH,
+                               training=training, seed=1)
+    assert ds.options().autotune.enabled is False
+    assert next(iter(ds))["targets"].shape[0] > 0
