@@ -91,13 +91,14 @@ def without_autotune_thread() -> tf.data.Options:
     period that doubles up to a minute, and deleting the iterator waits for
     that thread's next wake-up (TensorFlow 2.21: the deleting thread sits in
     RootDataset::Iterator's destructor while the model thread waits out its
-    period). Whoever drops the last reference pays: t2t-trainer exited 18 s
+    period). `make_dataset` and the Trainer (for any dataset function) set
+    these. Whoever drops the last reference pays: t2t-trainer exited 18 s
     after "Done" on a 1,500-step run, and the test suite's garbage
-    collections stalled 2-30 s each. Off, `AUTOTUNE` parallelism and
-    prefetching take TensorFlow's untuned defaults; bench/pipeline_throughput.py
-    measured the pipeline no slower that way (Multi30k training batches
-    485k real tokens/s against 433k with the model, evaluation equal), still
-    far ahead of what a CPU trainer consumes.
+    collections stalled from 2 s to over a minute each. Off, `AUTOTUNE`
+    parallelism and prefetching take TensorFlow's untuned defaults;
+    bench/pipeline_throughput.py measured the pipeline no slower that way
+    (Multi30k training batches 485k real tokens/s against 433k with the model,
+    evaluation equal), still far ahead of what a CPU trainer consumes.
     """
     options = tf.data.Options()
     options.autotune.enabled = False

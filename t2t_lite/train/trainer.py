@@ -27,6 +27,7 @@ import keras
 import tensorflow as tf
 
 from t2t_lite import model_dir
+from t2t_lite.data.pipeline import without_autotune_thread
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
 from t2t_lite.train.keras_internals import dropout_seed_states
@@ -239,7 +240,10 @@ class Trainer:
 
         def per_pipeline(input_context):
             replicas = input_context.num_replicas_in_sync // input_context.num_input_pipelines
-            return self._dataset_fn(input_context, seed).skip(skip * replicas)
+            # Whatever the dataset function built: its iterators, kept until the
+            # trainer is dropped, must not wait for an autotune thread then.
+            return (self._dataset_fn(input_context, seed).skip(skip * replicas)
+                    .with_options(without_autotune_thread()))
 
         return self.strategy.distribute_datasets_from_function(per_pipeline)
 

@@ -139,6 +139,9 @@ def test_trainer_takes_an_in_memory_dataset(tmp_path):
     options = TrainOptions(train_steps=30, eval_every=0, log_every=1000,
                            save_checkpoints_steps=0, save_checkpoints_secs=0, random_seed=7)
     trainer = Trainer(hp, model, make_optimizer(hp), dataset_fn, str(tmp_path / "m"), options)
+    # Its iterator runs without tf.data's autotune thread, which a deleted iterator
+    # waits for (pipeline.without_autotune_thread); the function's own options stay.
+    assert trainer.dataset.options().autotune.enabled is False
     first = float(trainer._train_step(trainer.iterator)[0])
     result = trainer.train()
     assert seeds == [7] and result.step == 30 and result.eval_metrics == {}
