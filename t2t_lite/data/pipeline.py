@@ -92,10 +92,12 @@ def without_autotune_thread() -> tf.data.Options:
     that thread's next wake-up (TensorFlow 2.21: the deleting thread sits in
     RootDataset::Iterator's destructor while the model thread waits out its
     period). `make_dataset` and the Trainer (for any dataset function) set
-    these. Whoever drops the last reference pays: t2t-trainer exited 18 s
-    after "Done" on a 1,500-step run, and the test suite's garbage
-    collections stalled from 2 s to over a minute each. Off, `AUTOTUNE`
-    parallelism and prefetching take TensorFlow's untuned defaults;
+    these. Whoever drops the last reference pays, for as long as the thread
+    has left to sleep: a 1,500-step t2t-trainer run exited 18 s after "Done"
+    in one of three runs (under a second in the others), and the test
+    suite's garbage collections stalled from 2 s to over a minute each.
+    Off, `AUTOTUNE` parallelism and prefetching take TensorFlow's untuned
+    defaults;
     bench/pipeline_throughput.py measured the pipeline no slower that way
     (Multi30k training batches 485k real tokens/s against 433k with the model,
     evaluation equal), still far ahead of what a CPU trainer consumes.
