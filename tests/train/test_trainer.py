@@ -140,7 +140,7 @@ def test_trainer_takes_an_in_memory_dataset(tmp_path):
                            save_checkpoints_steps=0, save_checkpoints_secs=0, random_seed=7)
     trainer = Trainer(hp, model, make_optimizer(hp), dataset_fn, str(tmp_path / "m"), options)
     # Its iterator runs without tf.data's autotune thread, which a deleted iterator
-    # waits for (pipeline.without_autotune_thread); the function's own options stay.
+    # waits for (pipeline.without_autotune_thread).
     assert trainer.dataset.options().autotune.enabled is False
     first = float(trainer._train_step(trainer.iterator)[0])
     result = trainer.train()
