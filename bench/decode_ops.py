@@ -23,32 +23,15 @@ import tensorflow as tf  # noqa: E402
 import t2t_lite  # noqa: E402
 from t2t_lite import registry  # noqa: E402
 from t2t_lite.decode.search import Search, SearchParams  # noqa: E402
+from t2t_lite.decode.search_graph import loop_body_nodes  # noqa: E402
 
 FREE_OPS = ("Const", "Identity", "NoOp")
 
 
 def ops_per_step(search: Search) -> int:
     """Non-trivial ops in the search loop's body (see the module docstring)."""
-    graph_def = search.compiled.get_concrete_function().graph.as_graph_def()
-    functions = {f.signature.name: f for f in graph_def.library.function}
-
-    def count(name: str) -> int:
-        total = 0
-        for node in functions[name].node_def:
-            if node.op in FREE_OPS:
-                continue
-            total += 1
-            for key in ("else_branch", "f"):
-                if key in node.attr and node.attr[key].func.name in functions:
-                    total += count(node.attr[key].func.name)
-        return total
-
-    bodies = [node.attr["body"].func.name
-              for nodes in [graph_def.node] + [f.node_def for f in functions.values()]
-              for node in nodes if node.op in ("While", "StatelessWhile")]
-    if len(bodies) != 1:
-        raise SystemExit(f"expected one search loop, found {len(bodies)}")
-    return count(bodies[0])
+    return sum(node.op not in FREE_OPS
+               for _, node in loop_body_nodes(search, branches=("else_branch", "f")))
 
 
 def main() -> None:

@@ -31,6 +31,7 @@ from t2t_lite.decode.search_common import (CONSTRAINT_KEY, LENGTH_PENALTIES, con
                                            forbid_eos_before)
 from t2t_lite.errors import T2TError, did_you_mean
 from t2t_lite.hparams_lib import parse_overrides
+from t2t_lite.model.layers import weights_cast_once
 
 # `Search.run` may be called from several threads at once (t2t-decoder's
 # concurrent batches); its work counters are updated under this lock.
@@ -200,9 +201,16 @@ class Search(tf.Module):
         # Every weight is read once, before the loop: read inside it, each is an
         # op launched at every step (a tenth of a small model's step). Keras
         # layers read their variables through the scope's values.
-        weights = [(w, tf.convert_to_tensor(w.value)) for model in self.models
-                   for w in model.weights]
-        with keras.StatelessScope(state_mapping=weights):
+        weights, casts = [], {}
+        for model in self.models:
+            dtype = tf.as_dtype(model.compute_dtype)
+            for w in model.weights:
+                value = tf.convert_to_tensor(w.value)
+                weights.append((w, value))
+                # Under bfloat16 each weight is also cast once, here, not at every step.
+                if value.dtype.is_floating and value.dtype != dtype:
+                    casts[(id(w), dtype)] = tf.cast(value, dtype)
+        with keras.StatelessScope(state_mapping=weights), weights_cast_once(casts):
             return self._search_loop(inputs)
 
     def _search_loop(self, inputs: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:

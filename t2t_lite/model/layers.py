@@ -6,12 +6,51 @@ layer-norm wrapper around every sub-layer (3.1, 5.4), post-norm as in the
 paper or pre-norm as in tensor2tensor's later default.
 """
 
+import contextlib
 import math
+import threading
 
 import keras
 import tensorflow as tf
 
 from t2t_lite.data.layout import PAD_ID
+
+# Weights already cast to a compute dtype, by (id(variable), dtype): set by
+# `weights_cast_once` for the thread that traces a search.
+_CAST_ONCE = threading.local()
+
+
+@contextlib.contextmanager
+def weights_cast_once(casts):
+    """Within the block, `cast_weight(w, dtype)` returns `casts[(id(w), dtype)]`.
+
+    For the decoding search under bfloat16: a layer casts its float32 weights
+    to the compute dtype where it uses them, which inside the search's loop is
+    once per step (a 32,000-word embedding matrix twice: lookup and logits).
+    The search casts each weight once, before the loop, and hands the copies
+    here. Keras's own state mapping (`keras.StatelessScope`) cannot carry them:
+    it converts each value back to its variable's dtype.
+
+    Args:
+      casts: {(id(variable), tf.DType): tensor of that dtype}.
+    """
+    previous = getattr(_CAST_ONCE, "casts", None)
+    _CAST_ONCE.casts = casts
+    try:
+        yield
+    finally:
+        _CAST_ONCE.casts = previous
+
+
+def cast_weight(weight, dtype):
+    """`weight` (a Keras variable) as a tensor of `dtype`: the copy `weights_cast_once`
+    made, if any, else a cast."""
+    casts = getattr(_CAST_ONCE, "casts", None)
+    if casts:
+        found = casts.get((id(weight), tf.as_dtype(dtype)))
+        if found is not None:
+            return found
+    return tf.cast(weight, dtype)
 
 
 def glorot(gain: float):
@@ -46,7 +85,7 @@ class SlicedGlorot(keras.initializers.Initializer):
 
 def matmul_2d(x, kernel, dtype):
     """[..., C_in] x [C_in, C_out] -> [..., C_out] as a single 2-D matmul."""
-    kernel = tf.cast(kernel, dtype)
+    kernel = cast_weight(kernel, dtype)
     if x.shape.rank == 2:  # decoding steps: no reshapes (each op costs a launch)
         return tf.matmul(x, kernel)
     shape = tf.shape(x)
@@ -60,7 +99,7 @@ def vocab_logits(x, matrix, dtype):
     The matmul runs in the compute dtype; logits are returned in float32 so
     that the softmax and the loss are computed in full precision.
     """
-    matrix = tf.cast(matrix, dtype)
+    matrix = cast_weight(matrix, dtype)
     if x.shape.rank == 2:  # decoding steps
         return tf.cast(tf.matmul(x, matrix, transpose_b=True), tf.float32)
     shape = tf.shape(x)
@@ -132,7 +171,7 @@ class Embedding(keras.layers.Layer):
 
     def call(self, ids):
         """ids int [B, T] -> [B, T, D] in the compute dtype."""
-        x = tf.gather(tf.cast(self.weights_matrix, self.compute_dtype), ids)
+        x = tf.gather(cast_weight(self.weights_matrix, self.compute_dtype), ids)
         mask = tf.cast(tf.not_equal(ids, PAD_ID), self.compute_dtype)[..., None]
         return x * tf.cast(self.hidden_size ** 0.5, self.compute_dtype) * mask
 
@@ -171,7 +210,7 @@ class PositionalEncoding(keras.layers.Layer):
         """int [T] -> [T, D] in the compute dtype."""
         if self.kind == "emb":
             positions = tf.minimum(positions, self.max_length - 1)
-            return tf.gather(tf.cast(self.table, self.compute_dtype), positions)
+            return tf.gather(cast_weight(self.table, self.compute_dtype), positions)
         return tf.cast(self.timing_signal(positions, self.hidden_size), self.compute_dtype)
 
     def call(self, x, start=0):
@@ -229,9 +268,9 @@ class FeedForward(keras.layers.Layer):
     def call(self, x, training=False):
         """[B, T, D] -> [B, T, D]."""
         dtype = self.compute_dtype
-        h = tf.nn.relu(matmul_2d(x, self.kernel_1, dtype) + tf.cast(self.bias_1, dtype))
+        h = tf.nn.relu(matmul_2d(x, self.kernel_1, dtype) + cast_weight(self.bias_1, dtype))
         h = self._dropout(h, training=training)
-        return matmul_2d(h, self.kernel_2, dtype) + tf.cast(self.bias_2, dtype)
+        return matmul_2d(h, self.kernel_2, dtype) + cast_weight(self.bias_2, dtype)
 
 
 class LayerNorm(keras.layers.LayerNormalization):
