@@ -19,8 +19,12 @@ a long loop must not beat a proper translation on its length-penalised score).
 Scores are log P(hypothesis) / length_penalty(length), where length counts
 the output tokens including EOS (tensor2tensor's convention).
 
-Cache: the caller passes tensors with leading dim `batch`; they are repeated to
-[batch * beam] (beam is the inner index) and after every step reordered with a
+Step 0 runs once per example, before the beam is expanded (every beam would
+extend the same empty hypothesis): the callback sees `batch` rows there and
+`batch * beam` after.
+
+Cache: the caller passes tensors with leading dim `batch`; after step 0 they are
+repeated to [batch * beam] (beam is the inner index) and after every step reordered with a
 gather on the parent beam of each surviving hypothesis. Tensors under a dict
 key named "static" (at any depth) are tiled but never gathered: per-row
 constants, for which the gather would be wasted work; tensors under
@@ -56,8 +60,8 @@ def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, max_decode_le
 
     Args:
       symbols_to_logits_fn: (ids int32 [rows], step int32 scalar, cache)
-        -> (logits float32 [rows, vocab], cache), rows = batch * beam (fewer
-        with `compact`).
+        -> (logits float32 [rows, vocab], cache), rows = batch at step 0, then
+        batch * beam (fewer with `compact`).
       initial_ids: int32 [batch], the decoder input at step 0 (PAD = 0 in t2t).
       beam_size: number of hypotheses kept per example; 1 runs greedy decoding.
       max_decode_length: int32 scalar or [batch]: at most this many output
@@ -137,14 +141,20 @@ def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_l
     per_beam_k = min(2 * beam, vocab_size)
 
     def step_fn(step, rows, max_lengths, alive_seq, alive_log_probs, alive_last, finished_seq,
-                finished_scores, finished_flags, done, lengths, cache, outputs, row_steps):
+                finished_scores, finished_flags, done, lengths, cache, outputs, row_steps,
+                first_logits=None):
         """One expansion. Shapes: *_seq [n, beam, T]; scores [n, beam]; n examples
-        in the loop (`rows`: their indices in the batch; all of them unless `compact`)."""
+        in the loop (`rows`: their indices in the batch; all of them unless `compact`).
+        `first_logits` [n * beam, vocab]: step 0's, computed before the loop (`cache`
+        then already holds step 0)."""
         n = tf.shape(alive_last)[0]
-        flat_ids = tf.reshape(alive_last, [-1])  # [n * beam]
-        logits, new_cache = symbols_to_logits_fn(flat_ids, step, cache)
+        if first_logits is None:
+            flat_ids = tf.reshape(alive_last, [-1])  # [n * beam]
+            logits, new_cache = symbols_to_logits_fn(flat_ids, step, cache)
+            row_steps += n * beam
+        else:
+            logits, new_cache = first_logits, cache
         logits = tf.cast(logits, tf.float32)  # [n * beam, vocab]
-        row_steps += n * beam
         # Top 2 * beam per beam on raw logits, then over all beams: the same
         # result as a top-k over log_softmax of [n, beam * vocab], without
         # materialising the log-softmax.
@@ -239,21 +249,29 @@ def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_l
     first_beam = tf.concat([[0.0], tf.fill([beam - 1], NEG_INF)], axis=0)  # [beam]
     seq_zeros = tf.zeros([batch_size, beam, buffer_length], tf.int32)
     outputs = (seq_zeros, tf.zeros([batch_size, beam], tf.float32))
-    state = (tf.constant(0), tf.range(batch_size), max_lengths, seq_zeros,
-             tf.tile(first_beam[tf.newaxis], [batch_size, 1]),
-             tf.tile(initial_ids[:, tf.newaxis], [1, beam]), seq_zeros,
-             tf.fill([batch_size, beam], NEG_INF), tf.zeros([batch_size, beam], tf.bool),
-             tf.zeros([batch_size], tf.bool), tf.zeros([batch_size], tf.int32),
-             tile_cache({} if cache is None else cache, beam), outputs, tf.constant(0))
-    invariants = cache_shape_invariants(state[11])  # used by step_fn
+    cache = {} if cache is None else cache
+    invariants = cache_shape_invariants(tile_cache(cache, beam))  # used by step_fn
+    grows = has_growing_axes(cache)
     if compact:
         invariants = leading_axis_free(invariants)
+    # Step 0 runs before the beam is expanded: every beam of an example would
+    # extend the same empty hypothesis from the same cache, so one row per
+    # example computes it, and its logits and cache are repeated for the beams.
+    first_logits, cache = symbols_to_logits_fn(initial_ids, tf.constant(0), cache)
+    state = step_fn(tf.constant(0), tf.range(batch_size), max_lengths, seq_zeros,
+                    tf.tile(first_beam[tf.newaxis], [batch_size, 1]),
+                    tf.tile(initial_ids[:, tf.newaxis], [1, beam]), seq_zeros,
+                    tf.fill([batch_size, beam], NEG_INF), tf.zeros([batch_size, beam], tf.bool),
+                    tf.zeros([batch_size], tf.bool), tf.zeros([batch_size], tf.int32),
+                    tile_cache(cache, beam), outputs, batch_size,
+                    first_logits=tf.repeat(first_logits, beam, axis=0))
+    if compact:
         shapes = loop_shape_invariants(state, 11, invariants)
         shapes = (shapes[0], *leading_axis_free(shapes[1:11]), *shapes[11:])
         growing = {"shape_invariants": shapes}
     else:
         growing = ({"shape_invariants": loop_shape_invariants(state, 11, invariants)}
-                   if has_growing_axes(state[11]) else {})
+                   if grows else {})
     final = tf.while_loop(cond, step_fn, state, maximum_iterations=num_steps, **growing)
     rows, examples, outputs, row_steps = final[1], final[3:11], final[12], final[13]
     # Without `compact` every example is still here; with it, any left at the end.

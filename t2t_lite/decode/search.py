@@ -128,9 +128,10 @@ class Search(tf.Module):
 
     `work` counts, over all `run` calls, the decoder rows computed
     (`computed`: one row is one hypothesis for one step) and those that the
-    returned best hypotheses needed (`useful`: beam size x the tokens of each
-    sentence's best output, EOS included; rows `run` added for XLA's padding
-    are computed but never useful).
+    returned best hypotheses needed (`useful`: for each sentence, one row for
+    its first token, computed before the beam is expanded, then beam size x
+    each further token of its best output, EOS included; rows `run` added for
+    XLA's padding are computed but never useful).
     """
 
     def __init__(self, models, params: SearchParams = SearchParams(),
@@ -195,7 +196,9 @@ class Search(tf.Module):
         has_input = tf.reduce_any(tf.not_equal(inputs, 0), axis=1)  # not a padding row
         best = tf.where(has_input[:, tf.newaxis], ids[:, 0], 0)
         tokens = tf.math.count_nonzero(best, dtype=tf.int32)  # of the best outputs
-        return ids, scores, tf.stack([tokens * tf.shape(ids)[1], computed])
+        sentences = tf.math.count_nonzero(has_input, dtype=tf.int32)
+        beam = tf.shape(ids)[1]  # every output has a first token (at least EOS)
+        return ids, scores, tf.stack([sentences + (tokens - sentences) * beam, computed])
 
     def _search(self, inputs: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         # Every weight is read once, before the loop: read inside it, each is an

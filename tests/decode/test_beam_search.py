@@ -71,7 +71,9 @@ class TreeModel:
     def __init__(self, *trees, history_rows=None):
         self.tables = tf.constant(np.stack([log_prob_table(t) for t in trees]))
         self.calls = tf.Variable(0)
-        self.last_history = (tf.Variable(tf.zeros([history_rows, HISTORY], tf.int32))
+        # Any number of rows: the first step runs on one row per example.
+        self.last_history = (tf.Variable(tf.zeros([history_rows, HISTORY], tf.int32),
+                                         shape=tf.TensorShape([None, HISTORY]))
                              if history_rows else None)
 
     def cache(self, tree_ids):
@@ -133,6 +135,31 @@ def test_alpha_picks_short_or_long_as_the_tree_says(alpha, penalty, winner, runn
     assert not ids[0, :, 3:].any()
     np.testing.assert_allclose(scores[0], [expected[tuple(winner)], expected[tuple(runner_up)]],
                                rtol=1e-6)
+
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_first_step_runs_on_one_row_per_example_before_the_beam_expands(compact):
+    # Every beam of an example would extend the same empty hypothesis from the
+    # same cache at step 0: one row per example computes it. Later steps run
+    # every beam (all examples: without stop_early none stops before max_len).
+    model = TreeModel(TREE_SHORT_LONG, TREE_GREEDY_TRAP)
+    rows_seen = []
+
+    def counting(ids, step, cache):
+        rows_seen.append(int(tf.shape(ids)[0]))
+        return model(ids, step, cache)
+
+    ids, scores, row_steps = beam_search(
+        counting, tf.zeros([2], tf.int32), 3, 4, VOCAB, 0.0, eos_id=EOS,
+        cache=model.cache([0, 1]), stop_early=False, compact=compact, return_row_steps=True)
+    assert rows_seen == [2, 6, 6, 6]
+    assert int(row_steps) == 2 + 3 * 6
+    # The same hypotheses as trees' own beam search, example by example.
+    for example, tree in enumerate([0, 1]):
+        alone_ids, alone_scores = run_beam(TreeModel(TREE_SHORT_LONG, TREE_GREEDY_TRAP), [tree],
+                                           beam_size=3, max_len=4, stop_early=False)
+        np.testing.assert_array_equal(ids[example], alone_ids[0])
+        np.testing.assert_allclose(scores[example], alone_scores[0], rtol=1e-6)
 
 
 def test_early_stop_saves_calls_and_keeps_the_result():

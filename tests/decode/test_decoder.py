@@ -134,9 +134,10 @@ def test_finished_sentences_leaving_the_batch_change_no_output(numbers_model, be
         np.testing.assert_array_equal(compact_ids, ids)
         np.testing.assert_allclose(compact_scores, scores, rtol=1e-5)
         # The same useful work; without compaction every sentence's beams run
-        # every step the loop runs, with it fewer (greedy: exactly the tokens).
+        # every step the loop runs after the first (one row per sentence), with
+        # it fewer (greedy: exactly the tokens).
         assert compact.work["useful"] == kept.work["useful"]
-        assert kept.work["computed"] % (len(lines) * beam_size) == 0
+        assert (kept.work["computed"] - len(lines)) % (len(lines) * beam_size) == 0
         assert compact.work["useful"] <= compact.work["computed"] < kept.work["computed"]
         if beam_size == 1:
             assert compact.work["computed"] == compact.work["useful"]
@@ -250,8 +251,11 @@ def test_xla_search_pads_shapes_and_matches_the_plain_graph(model_dir):
     np.testing.assert_array_equal(xla_ids[:, 0, :width], plain_ids[:, 0])
     assert not xla_ids[:, :, width:].numpy().any()
     np.testing.assert_allclose(xla_scores, plain_scores, rtol=1e-4)
-    # The padding row is computed but never useful: both count beam x best tokens of 3 rows.
-    assert xla.work["useful"] == plain.work["useful"] == 2 * np.count_nonzero(plain_ids[:, 0])
+    # The padding row is computed but never useful: both count, for the 3 real rows,
+    # one row for the first token (step 0 runs before the beam expands), then beam x
+    # each further token of the best output.
+    tokens = np.count_nonzero(plain_ids[:, 0])
+    assert xla.work["useful"] == plain.work["useful"] == 3 + 2 * (tokens - 3)
     assert xla.work["computed"] > xla.work["useful"]
 
 
