@@ -1,10 +1,6 @@
-"""Beam search, greedy decoding and sampling on hand-made probability trees.
-
-Vocabulary: 0 PAD (start symbol), 1 EOS, 2 a, 3 b, 4 c. A tree maps a prefix of
-output tokens to its next-token distribution; prefixes not listed end with
-EOS for sure. The callback finds the prefix from a code kept in the cache (not
-from `ids`), so a wrong cache reordering gives wrong probabilities.
-"""
+"""Beam search on hand-made probability trees (tests/decode/probability_trees.py):
+search results, length penalties, stopping rules, the cache's reordering, compiled
+and eager runs."""
 
 import math
 
@@ -12,96 +8,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.decode.beam_search import _beam_search_loop, beam_search
-from t2t_lite.decode.sampling import greedy_search, sample
-from t2t_lite.decode.search_common import forbid_eos_before, length_penalty, top_k_by_chunks
+from t2t_lite.decode.beam_search import beam_search
+from t2t_lite.decode.sampling import greedy_search
 from t2t_lite.errors import T2TError
-from t2t_lite.tensors import write_at_last_axis
 
-PAD, EOS, A, B, C = 0, 1, 2, 3, 4
-VOCAB = 5
-# Prefix codes are base-6 numbers of (token + 1); trees are at most 2 deep, so
-# every prefix of 4 tokens or more shares the last row (sure EOS).
-NUM_CODES = (VOCAB + 1) ** 3 + 1
-HISTORY = 10  # width of the token history kept in the cache
-
-# Greedy takes "a EOS" (0.5 * 0.4 = 0.2); beam 2 finds "b EOS" (0.4 * 0.9 = 0.36).
-TREE_GREEDY_TRAP = {
-    (): {A: 0.5, B: 0.4, EOS: 0.1},
-    (A,): {EOS: 0.4, A: 0.35, B: 0.25},
-    (B,): {EOS: 0.9, C: 0.1},
-    (A, A): {EOS: 0.9, C: 0.1},
-    (A, B): {EOS: 0.6, C: 0.4},
-}
-# Short "a EOS" (0.36, length 2) against long "b c EOS" (0.4 * 0.95 * 0.8 = 0.304, length 3).
-TREE_SHORT_LONG = {
-    (): {A: 0.6, B: 0.4},
-    (A,): {EOS: 0.6, C: 0.4},
-    (A, C): {EOS: 1.0},
-    (B,): {C: 0.95, EOS: 0.05},
-    (B, C): {EOS: 0.8, C: 0.2},
-}
-
-# Ends at once with 0.9: early stop leaves one finished hypothesis for a beam of 2.
-TREE_SURE_EOS = {(): {EOS: 0.9, A: 0.1}}
-
-
-def prefix_code(prefix):
-    code = 0
-    for token in prefix:
-        code = code * (VOCAB + 1) + token + 1
-    return code
-
-
-def log_prob_table(tree):
-    """float32 [codes, vocab] of log probabilities (-inf for impossible tokens)."""
-    table = np.full((NUM_CODES, VOCAB), -np.inf, np.float32)
-    table[:, EOS] = 0.0
-    for prefix, dist in tree.items():
-        assert abs(sum(dist.values()) - 1) < 1e-9
-        table[prefix_code(prefix)] = -np.inf
-        for token, p in dist.items():
-            table[prefix_code(prefix), token] = math.log(p)
-    return table
-
-
-class TreeModel:
-    """A `symbols_to_logits_fn` over one tree per example, counting its calls."""
-
-    def __init__(self, *trees, history_rows=None):
-        self.tables = tf.constant(np.stack([log_prob_table(t) for t in trees]))
-        self.calls = tf.Variable(0)
-        # Any number of rows: the first step runs on one row per example.
-        self.last_history = (tf.Variable(tf.zeros([history_rows, HISTORY], tf.int32),
-                                         shape=tf.TensorShape([None, HISTORY]))
-                             if history_rows else None)
-
-    def cache(self, tree_ids):
-        batch = len(tree_ids)
-        return {"code": tf.zeros([batch], tf.int32),
-                "history": tf.zeros([batch, HISTORY], tf.int32),
-                "static": {"tree": tf.constant(tree_ids, tf.int32)}}
-
-    def __call__(self, ids, step, cache):
-        # ids is output token step - 1 (the start symbol at step 0).
-        code = tf.where(step > 0, cache["code"] * (VOCAB + 1) + ids + 1, 0)  # [rows]
-        code = tf.minimum(code, NUM_CODES - 1)
-        history = write_at_last_axis(cache["history"], step - 1, ids)  # [rows, HISTORY]
-        logits = tf.gather_nd(self.tables, tf.stack([cache["static"]["tree"], code], axis=1))
-        self.calls.assign_add(1)
-        if self.last_history is not None:
-            self.last_history.assign(history)
-        return logits, {"code": code, "history": history, "static": cache["static"]}
-
-
-def gnmt(length, alpha):
-    return ((5.0 + length) / 6.0) ** alpha
-
-
-def run_beam(model, tree_ids, beam_size=2, max_len=4, alpha=0.0, **kwargs):
-    ids, scores = beam_search(model, tf.zeros([len(tree_ids)], tf.int32), beam_size, max_len,
-                              VOCAB, alpha, eos_id=EOS, cache=model.cache(tree_ids), **kwargs)
-    return ids.numpy(), scores.numpy()
+from probability_trees import (A, B, C, EOS, HISTORY, PAD, TREE_GREEDY_TRAP, TREE_SHORT_LONG,
+                               TREE_SURE_EOS, VOCAB, TreeModel, gnmt, run_beam)
 
 
 def test_beam_beats_greedy_on_the_trap_tree():
@@ -217,38 +129,6 @@ def test_n_best_is_sorted_and_complete():
     assert (np.diff(scores[0]) <= 0).all()
 
 
-def test_min_length_forbids_eos_and_renormalises():
-    # With EOS forbidden at steps 0 and 1 the trap tree's probabilities become
-    # () -> a 5/9, b 4/9; (a,) -> a 0.35/0.6, b 0.25/0.6; (b,) -> c 1.
-    model = TreeModel(TREE_GREEDY_TRAP)
-    step_fn = forbid_eos_before(model, min_length=2, eos_id=EOS)
-    start = tf.zeros([1], tf.int32)
-    ids, log_probs = greedy_search(step_fn, start, 4, EOS, model.cache([0]))
-    np.testing.assert_array_equal(ids, [[A, A, EOS, PAD]])
-    np.testing.assert_allclose(log_probs, [math.log(5 / 9 * 0.35 / 0.6 * 0.9)], rtol=1e-6)
-    ids, scores = beam_search(step_fn, start, 2, 4, VOCAB, 0.0, EOS, model.cache([0]))
-    np.testing.assert_array_equal(ids[0], [[B, C, EOS, PAD], [A, A, EOS, PAD]])
-    np.testing.assert_allclose(scores[0], np.log([4 / 9, 5 / 9 * 0.35 / 0.6 * 0.9]), rtol=1e-6)
-    assert forbid_eos_before(model, 0) is model
-
-
-def test_beam_size_one_is_greedy():
-    model = TreeModel(TREE_GREEDY_TRAP, TREE_SHORT_LONG)
-    cache = model.cache([0, 1])
-    start = tf.zeros([2], tf.int32)
-    greedy_ids, greedy_log_probs = greedy_search(model, start, 5, EOS, cache)
-    np.testing.assert_array_equal(greedy_ids, [[A, EOS, 0, 0, 0], [A, EOS, 0, 0, 0]])
-    for alpha in (0.0, 0.6, 2.0):
-        ids, scores = beam_search(model, start, 1, 5, VOCAB, alpha, EOS, cache)
-        np.testing.assert_array_equal(ids[:, 0], greedy_ids)
-        np.testing.assert_allclose(scores[:, 0], greedy_log_probs / gnmt(2, alpha), rtol=1e-6)
-    # The general alive/finished loop with one beam agrees when alpha is 0.
-    ids, scores = _beam_search_loop(model, start, 1, 5, VOCAB, 0.0, EOS, cache, "gnmt", True,
-                                    None)
-    np.testing.assert_array_equal(ids[:, 0], greedy_ids)
-    np.testing.assert_allclose(scores[:, 0], greedy_log_probs, rtol=1e-6)
-
-
 def test_per_example_maximum_lengths():
     model = TreeModel(TREE_SHORT_LONG, TREE_SHORT_LONG)
     ids, scores = run_beam(model, [0, 1], max_len=np.array([2, 5]))
@@ -348,50 +228,6 @@ def test_dynamic_lengths_in_plain_tf_function():
     np.testing.assert_array_equal(ids, [[[B, EOS, 0, 0], [A, EOS, 0, 0]],
                                         [[A, EOS, 0, 0], [B, EOS, 0, 0]]])
     np.testing.assert_allclose(scores, np.log([[0.36, 0.2], [0.36, 0.02]]), rtol=1e-6)
-
-
-def test_length_penalty_values_and_unknown_name():
-    np.testing.assert_allclose(length_penalty(7, 0.6), (12 / 6) ** 0.6, rtol=1e-6)
-    np.testing.assert_allclose(length_penalty(7, 0.6, "fairseq"), 7 ** 0.6, rtol=1e-6)
-    with pytest.raises(T2TError, match="Did you mean 'gnmt'"):
-        beam_search(TreeModel(TREE_SHORT_LONG), tf.zeros([1], tf.int32), 2, 3, VOCAB, 0.6,
-                    length_penalty="gmnt")
-
-
-def test_sampling_top_k_temperature_and_seed():
-    model = TreeModel(TREE_GREEDY_TRAP)
-    n = 2000
-    start = tf.zeros([n], tf.int32)
-    cache = model.cache([0] * n)
-    ids, log_probs = sample(model, start, 1, temperature=1.0, seed=(1, 2), eos_id=EOS,
-                            cache=cache)
-    counts = np.bincount(ids.numpy()[:, 0], minlength=VOCAB) / n
-    np.testing.assert_allclose(counts[[A, B, EOS]], [0.5, 0.4, 0.1], atol=0.04)
-    root = {A: 0.5, B: 0.4, EOS: 0.1}
-    np.testing.assert_allclose(log_probs, [math.log(root[t]) for t in ids.numpy()[:, 0]],
-                               rtol=1e-6)
-    again, _ = sample(model, start, 1, temperature=1.0, seed=(1, 2), eos_id=EOS, cache=cache)
-    np.testing.assert_array_equal(ids, again)
-    top2, _ = sample(model, start, 1, temperature=1.0, top_k=2, seed=(3, 4), eos_id=EOS,
-                     cache=cache)
-    assert set(np.unique(top2.numpy()[:, 0])) == {A, B}
-    top1, _ = sample(model, start[:4], 4, top_k=1, seed=(5, 6), eos_id=EOS,
-                     cache=model.cache([0] * 4))
-    np.testing.assert_array_equal(top1, [[A, EOS, 0, 0]] * 4)
-    cold, _ = sample(model, start[:4], 4, temperature=1e-3, seed=(5, 6), eos_id=EOS,
-                     cache=model.cache([0] * 4))
-    np.testing.assert_array_equal(cold, [[A, EOS, 0, 0]] * 4)
-
-
-@pytest.mark.parametrize("vocab,k", [(5000, 8), (4096, 8), (32000, 4), (300, 8)])
-def test_top_k_by_chunks_equals_top_k(vocab, k):
-    x = tf.constant(np.random.default_rng(vocab).normal(size=[6, vocab]).astype(np.float32))
-    expected = tf.math.top_k(x, k=k)
-    values, indices = top_k_by_chunks(x, k)
-    np.testing.assert_array_equal(values, expected.values)
-    np.testing.assert_array_equal(indices, expected.indices)
-    compiled = tf.function(top_k_by_chunks, jit_compile=True)(x, k)
-    np.testing.assert_array_equal(compiled[1], expected.indices)
 
 
 # "EOS" ends half the time at once; "a EOS" 0.3; "a b EOS" 0.2.
