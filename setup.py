@@ -5,11 +5,12 @@ from setuptools import setup
 # Exact pins: this set installs and imports together on Python 3.11 (see
 # ../shared/STACK-NOTES.md). tensorflow-text must match tensorflow's minor
 # version; its in-graph ops are tested in CI because they break between releases.
+# Every pin is imported by the package or says why not (tests/test_dependencies.py);
+# keras-hub was checked and is not one (README, "Why not keras-hub").
 INSTALL_REQUIRES = [
     "tensorflow==2.21.0",
     "tensorflow-text==2.21.1",
     "keras==3.15.1",
-    "keras-hub==0.32.0",
     "tensorflow-datasets==4.9.10",
     # tensorflow-datasets 4.9.10 imports it on Python 3.11 without declaring it.
     "importlib_resources==7.1.0",
@@ -19,6 +20,7 @@ INSTALL_REQUIRES = [
     "sentencepiece==0.2.3",
     "num2words==0.5.14",
     "numpy==2.4.6",
+    # SentencePiece's model proto (sentencepiece_model_pb2, read in vocab.py) needs it.
     "protobuf==7.36.2",
 ]
 

@@ -36,7 +36,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                         "sampling_temperature, top_k, sampling_seed, tree_constraint "
                         "(parsing: only well-formed trees; on by default for parsing problems), "
                         "parallel_batches (batches translated at once, default one per CPU "
-                        "core)")
+                        "core, at most the input's number of batches; one on a GPU)")
     p.add_argument("--decode_from_file", help="one source sentence per line (default: stdin)")
     p.add_argument("--decode_to_file", help="one translation per line (default: stdout)")
     p.add_argument("--decode_reference",
@@ -70,10 +70,17 @@ def run(args: argparse.Namespace) -> int:
     from t2t_lite.textio import read_lines, read_stream_lines
 
     if not (args.score_file or args.decode_interactive):
-        # Before the first TensorFlow op fixes the thread pools: decode_lines runs
-        # several batches at once, each op on its share of the cores.
+        # The input first, then the thread pools, before TensorFlow's first op fixes
+        # them: decode_lines runs as many batches at once as the input makes (up to
+        # one per core), each op on its share of the cores (one batch: all of them).
         _, options = decoding.parse_decode_hparams(SearchParams(), args.decode_hparams)
-        decoding.share_cores(options)
+        for model_dir in args.model_dirs:  # a wrong directory is told before reading stdin
+            model_dir_lib.read_problem(model_dir)
+        if args.decode_from_file:
+            lines = read_lines(args.decode_from_file, strip="newline")
+        else:
+            lines = read_stream_lines(sys.stdin.buffer, "standard input", strip="newline")
+        decoding.share_cores(options, options.batches(lines))
     if len(args.model_dirs) == 1:
         model, vocab, _, _ = model_dir_lib.load_model(args.model_dirs[0], args.checkpoint_path,
                                                       args.checkpoint_average, args.precision)
@@ -104,10 +111,6 @@ def run(args: argparse.Namespace) -> int:
     translator = Translator(search, vocab, pad_rows=options.batch_size)
     if args.decode_interactive:
         return _interactive(translator, problem)
-    if args.decode_from_file:
-        lines = read_lines(args.decode_from_file, strip="newline")
-    else:
-        lines = read_stream_lines(sys.stdin.buffer, "standard input", strip="newline")
     outputs = decoding.decode_lines(translator, lines, options, postprocess=problem.postprocess,
                                     progress=decoding.stderr_progress)
     _write(args.decode_to_file, outputs)

@@ -11,6 +11,16 @@ directory behind. Its name carries the writer's host and pid,
 
 so a later writer removes it when that process is gone (`remove_stale`) and
 never touches the one of a writer still running, on this host or another.
+
+A complete directory `<name>` that replaces another moves the old one aside,
+under the owner part of the new one's temporary name,
+
+    .<name>.replaced-<pid>@<host>@<random>      e.g. .best.replaced-4242@node7@k2j9x1
+
+then renames the new one in and deletes the old one. A process killed between
+the two renames leaves no `<name>`, but both complete directories: readers
+read the old one meanwhile (`readable_dir`), and the next writer finishes the
+replacement (`recover_dir`).
 """
 
 import errno
@@ -95,12 +105,70 @@ def remove_stale(parent: str, prefix: str) -> List[str]:
     return removed
 
 
-def replace_dir(tmp: str, final: str) -> None:
+def _aside_prefix(final: str) -> str:
+    """The name prefix of the directory `final` is moved aside to while it is replaced."""
+    return f".{os.path.basename(final)}.replaced-"
+
+
+def _asides(final: str) -> List[str]:
+    """The paths of `final`'s moved-aside copies (see the module doc), by name."""
+    parent, prefix = os.path.dirname(final), _aside_prefix(final)
+    try:
+        names = sorted(os.listdir(parent))
+    except OSError:
+        return []
+    return [os.path.join(parent, n) for n in names if _owner(n, prefix)]
+
+
+def readable_dir(final: str) -> str:
+    """`final`; while it is being replaced (or was, by a process killed between
+    the two renames of `replace_dir`), its complete previous copy set aside;
+    `final` itself when neither exists."""
+    if os.path.lexists(final):
+        return final
+    return next(iter(_asides(os.path.abspath(final))), final)
+
+
+def _new_of(aside: str, final: str) -> Optional[str]:
+    """The complete new directory that was to replace `final` when `final` was
+    moved to `aside`: the temporary directory `.<name>.tmp-<kind>-<owner>` of
+    the same owner part, if it is still there."""
+    parent = os.path.dirname(aside)
+    owner = os.path.basename(aside)[len(_aside_prefix(final)):]
+    prefix = f".{os.path.basename(final)}.tmp-"
+    return next((os.path.join(parent, n) for n in sorted(os.listdir(parent))
+                 if n.startswith(prefix) and n.endswith(f"-{owner}")), None)
+
+
+def recover_dir(final: str) -> None:
+    """Finishes the replacements of `final` that killed processes cut short.
+
+    A process gone (`process_gone`) between moving the old `final` aside and
+    renaming the new one in left `final` missing: its new directory, complete,
+    is renamed in, or if that is gone too the old one is put back. An aside
+    copy whose replacement did finish is deleted. Replacements of writers
+    still running are left alone.
+    """
+    final = os.path.abspath(final)
+    for aside in _asides(final):
+        if not process_gone(*_owner(os.path.basename(aside), _aside_prefix(final))):
+            continue
+        if not os.path.lexists(final):
+            try:
+                os.rename(_new_of(aside, final) or aside, final)
+            except OSError:
+                pass  # another writer recovered `final` first; or, if not, keep the aside
+        if os.path.lexists(final) and os.path.exists(aside):
+            shutil.rmtree(aside, ignore_errors=True)
+
+
+def replace_dir(tmp: str, final: str, aside: str) -> None:
     """Renames the complete directory `tmp` to `final`, replacing a directory there.
 
-    `final` is at every moment absent, the old directory or the new one, each
-    complete; the old one is moved aside under `tmp`'s name + ".old" (hidden,
-    removed by `remove_stale` if this process is killed before it does).
+    `final` is at every moment the old directory or the new one, each
+    complete, or absent: absent while the old one is moved to `aside` (a new
+    name beside it; see the module doc) and the new one is not yet renamed
+    in. The old directory is deleted last.
     """
     try:
         os.rename(tmp, final)  # atomic; also replaces an empty directory
@@ -108,10 +176,9 @@ def replace_dir(tmp: str, final: str) -> None:
     except OSError as e:
         if e.errno not in (errno.ENOTEMPTY, errno.EEXIST):
             raise
-    old = tmp + ".old"
-    os.rename(final, old)
+    os.rename(final, aside)
     os.rename(tmp, final)
-    shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def write_dir(final: str, kind: str, fill: Callable[[str], T]) -> T:
@@ -121,8 +188,9 @@ def write_dir(final: str, kind: str, fill: Callable[[str], T]) -> T:
     `.<name of final>.tmp-<kind>-<pid>@<host>@*` beside `final`, which then
     replaces `final` (`replace_dir`): `final` is at every moment absent, its
     previous contents or the new ones, even if this process is killed.
-    Temporary directories of earlier killed writers are removed first; an
-    error in `fill` removes this one.
+    Replacements and temporary directories that earlier writers left when
+    killed are recovered and removed first (`recover_dir`, `remove_stale`);
+    an error in `fill` removes this one.
 
     Returns:
       What `fill` returns.
@@ -131,11 +199,13 @@ def write_dir(final: str, kind: str, fill: Callable[[str], T]) -> T:
     parent = os.path.dirname(final)
     prefix = f".{os.path.basename(final)}.tmp-{kind}-"
     os.makedirs(parent, exist_ok=True)
+    recover_dir(final)
     remove_stale(parent, prefix)
     tmp = make_temp_dir(parent, prefix)
+    aside = os.path.join(parent, _aside_prefix(final) + os.path.basename(tmp)[len(prefix):])
     try:
         result = fill(tmp)
-        replace_dir(tmp, final)
+        replace_dir(tmp, final, aside)
     finally:
         if os.path.exists(tmp):  # an error before the rename: nothing half-written stays
             shutil.rmtree(tmp, ignore_errors=True)

@@ -20,6 +20,7 @@ from typing import Callable, List
 
 import tensorflow as tf
 
+from t2t_lite import atomic
 from t2t_lite.errors import T2TError
 
 READ_ATTEMPTS = 10  # a reader slower than this many saves of the trainer gives up
@@ -38,10 +39,13 @@ def list_checkpoints(model_dir: str) -> List[str]:
     leaves it listed without its index (TensorFlow deletes the index first)
     until its next save; such a checkpoint is not offered.
 
+    While `model_dir` is being replaced (a `best/` or an average), the
+    checkpoints of its complete previous copy (`atomic.readable_dir`).
+
     Raises:
       T2TError: the directory has no checkpoint.
     """
-    state = tf.train.get_checkpoint_state(model_dir)
+    state = tf.train.get_checkpoint_state(atomic.readable_dir(model_dir))
     listed = list(state.all_model_checkpoint_paths) if state else []  # joined with model_dir
     complete = [p for p in listed if tf.io.gfile.exists(p + ".index")]
     if not complete:

@@ -17,7 +17,10 @@ what `t2t-avg-checkpoints` writes; every program reads it like any other.
 Readers never see a file half-written: metadata files are written and copied
 through a temporary file renamed into place, checkpoints are chosen from the
 state file (`checkpoints.read_listed`), and an average is filled under a hidden
-temporary name and renamed into place when complete (`write_average`).
+temporary name and renamed into place when complete (`write_average`). While
+`best/` or an average is replaced, or after a kill cut its replacement short,
+readers read its previous copy (`atomic.readable_dir`) until the next writer
+finishes the replacement (`recover_best`, `atomic.write_dir`).
 """
 
 import json
@@ -39,24 +42,38 @@ BEST_DIR, BEST_FILE = "best", "best.json"  # the trainer's best dev BLEU so far
 IMPORT_FILE = "t2t_import.json"  # in a directory written by t2t-import
 
 
-def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str,
-            vocab_size: int) -> None:
-    """Creates or checks `model_dir` for a training run.
-
-    A new directory gets the metadata and a copy of the vocabulary. An
-    existing one must have been written for the same hparams and problem:
-    anything else is an error rather than a silent mix of two runs.
+def create(model_dir: str) -> bool:
+    """Creates `model_dir` (and its parents) if missing; True if this call created it.
 
     Raises:
-      T2TError: unwritable directory, or metadata that conflicts with the
-        requested run.
+      T2TError: it cannot be created, or is not writable.
     """
+    created = not os.path.isdir(model_dir)
     try:
         os.makedirs(model_dir, exist_ok=True)
     except OSError as e:
         raise T2TError(f"Cannot create output directory {model_dir!r}: {e.strerror}.") from None
     if not os.access(model_dir, os.W_OK):
         raise T2TError(f"Output directory {model_dir!r} is not writable.")
+    return created
+
+
+def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str,
+            vocab_size: int, write: bool = True) -> None:
+    """Checks `model_dir` for a training run and, if it is new, writes its metadata.
+
+    A new directory gets the metadata and a copy of the vocabulary. An
+    existing one must have been written for the same hparams and problem:
+    anything else is an error rather than a silent mix of two runs. The
+    caller holds the directory's `TrainingLock`, so no other trainer writes
+    between the check and the writing. `write=False` (a multi-worker run's
+    non-chief workers, which take no lock) only checks what the chief wrote.
+
+    Raises:
+      T2TError: unwritable directory, or metadata that conflicts with the
+        requested run.
+    """
+    create(model_dir)
     problem = {"problem": problem_name, "vocab_file": os.path.basename(vocab_path),
                "vocab_size": vocab_size}
     hparams_path = os.path.join(model_dir, HPARAMS_FILE)
@@ -73,13 +90,22 @@ def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str
             raise T2TError(f"{model_dir} was trained on {saved_problem}, not {problem}; "
                            "use a new --output_dir.")
         return
+    if not write:
+        return
     atomic.copy_file(vocab_path, os.path.join(model_dir, problem["vocab_file"]))
     atomic.write_text(os.path.join(model_dir, PROBLEM_FILE), json.dumps(problem, indent=2))
     atomic.write_text(hparams_path, hparams.to_json())  # last: marks the directory complete
 
 
+def _file(model_dir: str, name: str) -> str:
+    """The path of `name` in `model_dir`, or in its complete previous copy while
+    `model_dir` is being replaced (`atomic.readable_dir`: a `best/` or an
+    average whose replacement a kill cut short)."""
+    return os.path.join(atomic.readable_dir(model_dir), name)
+
+
 def _read_json(model_dir: str, name: str) -> Any:
-    path = os.path.join(model_dir, name)
+    path = _file(model_dir, name)
     if not os.path.exists(path):
         raise T2TError(f"{model_dir} is not a t2t-lite model directory (no {name}); "
                        "train with t2t-trainer --output_dir first.")
@@ -105,7 +131,7 @@ def read_problem(model_dir: str) -> Dict[str, Any]:
 
 def vocab_path(model_dir: str) -> str:
     """The copy of the subword model inside `model_dir`."""
-    path = os.path.join(model_dir, read_problem(model_dir)["vocab_file"])
+    path = _file(model_dir, read_problem(model_dir)["vocab_file"])
     if not os.path.exists(path):
         raise T2TError(f"Vocabulary {path} is missing from the model directory.")
     return path
@@ -120,12 +146,12 @@ def copy_metadata(src_dir: str, dst_dir: str) -> None:
     if is_imported(src_dir):
         names.append(IMPORT_FILE)
     for name in names:
-        atomic.copy_file(os.path.join(src_dir, name), os.path.join(dst_dir, name))
+        atomic.copy_file(_file(src_dir, name), os.path.join(dst_dir, name))
 
 
 def is_imported(model_dir: str) -> bool:
     """Whether `model_dir` holds a model imported from tensor2tensor (`t2t-import`)."""
-    return os.path.exists(os.path.join(model_dir, IMPORT_FILE))
+    return os.path.exists(_file(model_dir, IMPORT_FILE))
 
 
 def problem_of(model_dir: str):
@@ -261,12 +287,20 @@ def write_average(model_dir: str, avg_dir: str, last: int = 5,
 
 
 def read_best(model_dir: str) -> Optional[Dict[str, Any]]:
-    """`model_dir/best/best.json` ({"bleu", "step"}), or None before any."""
-    path = os.path.join(model_dir, BEST_DIR, BEST_FILE)
+    """`model_dir/best/best.json` ({"bleu", "step"}), or None before any; that
+    of the previous `best/` while it is being replaced (`_file`)."""
+    path = _file(os.path.join(model_dir, BEST_DIR), BEST_FILE)
     if not os.path.exists(path):
         return None
     with open(path, encoding="utf-8") as f:
         return json.load(f)
+
+
+def recover_best(model_dir: str) -> None:
+    """Finishes a replacement of `model_dir/best` that a kill of the trainer cut
+    short (`atomic.recover_dir`). The trainer runs this when it starts, so that
+    `best/` is there again and holds the best BLEU that was to be kept."""
+    atomic.recover_dir(os.path.join(model_dir, BEST_DIR))
 
 
 def write_best(model_dir: str, model, step: int, bleu: float) -> None:

@@ -198,12 +198,18 @@ def ptb_data(tmp_path_factory) -> PtbData:
 T2T_MODEL_A = T2T_REFERENCE / "model_a"
 
 
+def require_t2t_model_a() -> pathlib.Path:
+    """T2T_MODEL_A; skips the calling test (or fixture) when it is absent."""
+    if not T2T_MODEL_A.is_dir():
+        pytest.skip(f"tensor2tensor's reference model not found at {T2T_MODEL_A}")
+    return T2T_MODEL_A
+
+
 def import_t2t_model(tmp_path_factory, style: str) -> str:
     """`t2t-import` of ../shared/t2t-reference/model_a's `style` directory ("output_dir":
     TF 1.x names, "output_dir_tf2_names": as t2t-trainer wrote it under TF 2.x)."""
     from t2t_lite.bin import t2t_import
-    if not T2T_MODEL_A.is_dir():
-        pytest.skip(f"tensor2tensor's reference model not found at {T2T_MODEL_A}")
+    require_t2t_model_a()
     path = str(tmp_path_factory.mktemp(style) / "imported")
     assert t2t_import.main([f"--t2t_output_dir={T2T_MODEL_A / style}",
                             f"--t2t_data_dir={T2T_MODEL_A / 'data_dir'}",

@@ -1,11 +1,12 @@
 """Runs a program and SIGKILLs it at a chosen file-system operation of its own.
 
-    python tests/kill_at.py PREFIX N MODULE [ARGS...]
+    python tests/kill_at.py PREFIX[,PREFIX...] N MODULE [ARGS...]
 
 runs `python -m MODULE ARGS...` and, at the N-th file-system operation (an
 audit event: mkdtemp, mkdir, open, copyfile, rename, remove, rmtree, chmod)
-on a path that contains `PREFIX<its own pid>@` (the hidden temporary
-directory `t2t_lite.atomic.make_temp_dir` names after the process), sends
+on a path that contains `PREFIX<its own pid>@` for one of the PREFIXes (the
+hidden directories `t2t_lite.atomic.make_temp_dir` names after the process:
+a temporary one, or the copy a replaced directory is moved aside to), sends
 itself SIGKILL before the operation happens (mkdtemp: just after, as Python
 audits it only then). The kill is real and lands at a reproducible moment of
 the write; temporary directories of other (earlier, killed) processes never
@@ -21,16 +22,17 @@ EVENTS = {"tempfile.mkdtemp", "os.mkdir", "open", "shutil.copyfile", "os.rename"
           "shutil.rmtree", "os.chmod"}
 
 
-def install(prefix: str, n: int) -> None:
-    """Adds the audit hook that kills this process at the `n`-th matching operation."""
-    watched = f"{prefix}{os.getpid()}@"
+def install(prefixes: str, n: int) -> None:
+    """Adds the audit hook that kills this process at the `n`-th matching operation
+    (`prefixes`: comma-separated)."""
+    watched = [f"{prefix}{os.getpid()}@" for prefix in prefixes.split(",")]
     seen = [0]
 
     def hook(event, args):
         if event not in EVENTS:
             return
         paths = [os.fsdecode(a) for a in args if isinstance(a, (str, bytes, os.PathLike))]
-        if not any(watched in p for p in paths):
+        if not any(w in p for w in watched for p in paths):
             return
         seen[0] += 1
         if n == 0:

@@ -1,6 +1,6 @@
 """Runs t2t-trainer and SIGKILLs it at a chosen moment of its training.
 
-    python tests/kill_trainer_at.py MOMENT N [t2t-trainer flags...]
+    python tests/kill_trainer_at.py MOMENT N [--keep_bleu=S:B,...] [t2t-trainer flags...]
 
 The kill is real (SIGKILL, sent by the process to itself, so nothing of the
 trainer runs after it) and lands at a reproducible moment, the N-th one of
@@ -18,8 +18,15 @@ its kind in this process:
   evaluate  during the N-th evaluation, once the dev metrics are computed and
             before anything is logged or kept
   best      at the N-th file operation on the temporary directory in which the
-            trainer writes `best/` (`t2t_lite.atomic.write_dir`; see
-            tests/kill_at.py for what counts)
+            trainer writes `best/`, or on the one it moves the previous `best/`
+            aside to (`t2t_lite.atomic.write_dir`; see tests/kill_at.py for what
+            counts)
+  none      never: the trainer runs to its end (with --keep_bleu, the run to
+            compare a killed one with)
+
+`--keep_bleu=S:B,...` makes the trainer keep `best/` as if evaluation at step
+S had measured a dev BLEU of B (the metrics it logs are the measured ones), so
+that a test can have `best/` replaced cheaply.
 
 The places patched are TensorFlow's and t2t-lite's own functions on the path
 of a save or an evaluation; the program otherwise runs unchanged
@@ -103,13 +110,24 @@ def install(moment: str, n: int, output_dir: str) -> None:
         killed_evaluation.calls = 0
         evaluation.Evaluator.__call__ = killed_evaluation
     elif moment == "best":
-        kill_at_file_operation(".best.tmp-best-", n)
-    else:
+        kill_at_file_operation(".best.tmp-best-,.best.replaced-", n)
+    elif moment != "none":
         raise SystemExit(f"kill_trainer_at.py: unknown moment {moment!r}")
+
+
+def keep_bleu(scores: str) -> None:
+    """Has the trainer keep `best/` by the dev BLEU `scores` = "S:B,..." gives step S."""
+    from t2t_lite.train import trainer
+
+    bleu_at = {int(s): float(b) for s, b in (pair.split(":") for pair in scores.split(","))}
+    keep = trainer.Trainer._keep_if_best
+    trainer.Trainer._keep_if_best = lambda self, bleu: keep(self, bleu_at[self.step])
 
 
 def main() -> None:
     moment, n, *argv = sys.argv[1:]
+    if argv and argv[0].startswith("--keep_bleu="):
+        keep_bleu(argv.pop(0).split("=", 1)[1])
     output_dir = next(a.split("=", 1)[1] for a in argv if a.startswith("--output_dir="))
     install(moment, int(n), output_dir)
     from t2t_lite.bin import t2t_trainer

@@ -18,10 +18,11 @@ def number_sentences(count: int = 400):
 
 
 def make_model_dir(path: str, steps=(1,), hparams_overrides: str = "hidden_size=32,filter_size=64",
-                   vocab_size: int = 300, seed: int = 0) -> str:
+                   vocab_size: int = 300, seed: int = 0, adjust=None) -> str:
     """A model dir with a real SentencePiece vocab and random weights saved at `steps`.
 
     Checkpoint `ckpt-s` holds the random weights + s (so averages are predictable).
+    `adjust(model, vocab_file)`, if given, changes the random weights first.
     """
     os.makedirs(path, exist_ok=True)
     proto = train_sentencepiece(number_sentences(), vocab_size)
@@ -31,6 +32,8 @@ def make_model_dir(path: str, steps=(1,), hparams_overrides: str = "hidden_size=
     hp = registry.hparams("transformer_tiny").parse(hparams_overrides)
     tf.keras.utils.set_random_seed(seed)
     model = t2t_lite.build_model(hp, vocab_size)
+    if adjust is not None:
+        adjust(model, vocab_file)
     base = [v.numpy() for v in model.weights]
     model_dir_lib.prepare(path, hp, PROBLEM, vocab_file, vocab_size)
     manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model), path, max_to_keep=None)

@@ -2,11 +2,14 @@
 
 The program really runs in a second process and really gets SIGKILL, at
 chosen moments of its write (`kill_at.py`: the N-th file operation on its own
-temporary directory), over an --avg_dir that holds a previous average. After
-each kill --avg_dir is the previous average unchanged, absent, or the new
-average complete (which one depends on the moment, and is checked); the
-model directory is untouched. The re-run removes what the killed runs left
-and writes the average.
+temporary directory or on the copy the previous average is moved aside to),
+over an --avg_dir that holds a previous average. After each kill --avg_dir is
+the previous average unchanged, absent, or the new average complete (which
+one depends on the moment, and is checked); while it is absent, readers of
+--avg_dir read the previous average set aside; the model directory is
+untouched. Each run first finishes a replacement a killed run cut short (the
+new average, complete, is renamed in), and the last one removes what the
+killed runs left and writes the average.
 """
 
 import os
@@ -17,7 +20,7 @@ import sys
 import numpy as np
 import pytest
 
-from t2t_lite import checkpoints
+from t2t_lite import atomic, checkpoints
 from t2t_lite.bin import t2t_avg_checkpoints
 from t2t_lite.errors import T2TError
 from t2t_lite.model_dir import AVERAGE_FILE, load_model, write_average
@@ -26,13 +29,15 @@ from model_dirs import make_model_dir
 from paths import REPO_ROOT
 
 PREFIX = ".avg.tmp-avg-"  # the temporary directories of --avg_dir=.../avg
-# The N-th file operation on the temporary directory at which the run is killed
-# (see the list `kill_at.py ... 0 ...` prints) -> what --avg_dir holds afterwards.
+ASIDE = ".avg.replaced-"  # where a previous average is moved aside while it is replaced
+# The N-th file operation on the temporary or aside directory at which the run is
+# killed (see the list `kill_at.py ... 0 ...` prints) -> (whether --avg_dir exists
+# afterwards, the average a reader of --avg_dir reads).
 MOMENTS = {
-    9: "previous",   # the metadata half copied into the temporary directory
-    14: "previous",  # weights saved in the temporary directory, average.json not yet
-    18: None,        # the previous average moved aside, the new one not yet in place
-    19: "new",       # the new average in place, the previous one not yet deleted
+    9: (True, "previous"),    # the metadata half copied into the temporary directory
+    14: (True, "previous"),   # weights saved in the temporary directory, average.json not yet
+    18: (False, "previous"),  # the previous average moved aside, the new one not yet in place
+    19: (True, "new"),        # the new average in place, the previous one not yet deleted
 }
 
 
@@ -46,11 +51,9 @@ def offset(avg_dir: str, first) -> float:
 
 
 def state(avg_dir: str, first):
-    """"previous" (mean of ckpt-1, 2), "new" (mean of ckpt-3, 4) or None (absent),
-    checking that a present average is complete."""
-    if not os.path.exists(avg_dir):
-        return None
-    names = set(os.listdir(avg_dir))
+    """What a reader of `avg_dir` reads: "previous" (mean of ckpt-1, 2) or "new"
+    (mean of ckpt-3, 4), checking that it is complete."""
+    names = set(os.listdir(atomic.readable_dir(avg_dir)))
     latest = checkpoints.list_checkpoints(avg_dir)[-1]
     assert {"hparams.json", "problem.json", AVERAGE_FILE, "checkpoint"} <= names, names
     assert os.path.exists(latest + ".index")
@@ -67,21 +70,26 @@ def test_killed_averaging_leaves_the_previous_or_the_new_average_and_the_rerun_s
     write_average(model, avg_dir, paths=[model + "/ckpt-1", model + "/ckpt-2"])
     previous = str(tmp_path / "previous")
     shutil.copytree(avg_dir, previous)
-    for moment, expected in MOMENTS.items():
+    for moment, (present, expected) in MOMENTS.items():
         if state(avg_dir, first) != "previous":
             shutil.rmtree(avg_dir, ignore_errors=True)
             shutil.copytree(previous, avg_dir)
         proc = subprocess.Popen(
-            [sys.executable, str(REPO_ROOT / "tests" / "kill_at.py"), PREFIX, str(moment),
-             "t2t_lite.bin.t2t_avg_checkpoints", f"--output_dir={model}",
+            [sys.executable, str(REPO_ROOT / "tests" / "kill_at.py"), f"{PREFIX},{ASIDE}",
+             str(moment), "t2t_lite.bin.t2t_avg_checkpoints", f"--output_dir={model}",
              "--num_last_checkpoints=2", f"--avg_dir={avg_dir}"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         _, err = proc.communicate()
         assert proc.returncode == -9, (moment, err)
-        assert state(avg_dir, first) == expected, moment
-        # Only this run's hidden leftovers: the earlier killed runs' were removed.
-        hidden = [n for n in os.listdir(parent) if n.startswith(".")]
-        assert hidden and all(n.startswith(f"{PREFIX}{proc.pid}@") for n in hidden), hidden
+        assert (os.path.exists(avg_dir), state(avg_dir, first)) == (present, expected), moment
+        # Only this run's hidden leftovers: the earlier killed runs' were removed, or
+        # renamed in (moment 18's new average is --avg_dir when moment 19's run starts).
+        hidden = sorted(n for n in os.listdir(parent) if n.startswith("."))
+        ours = [n for n in hidden if n.startswith((f"{PREFIX}{proc.pid}@", f"{ASIDE}{proc.pid}@"))]
+        assert hidden and ours == hidden, hidden
+        if moment == 18:  # the previous average, complete, set aside: what readers read
+            assert [n.split("@")[0] for n in hidden] == [f"{ASIDE}{proc.pid}",
+                                                          f"{PREFIX}{proc.pid}"], hidden
         assert sorted(os.listdir(model)) == before
     capfd.readouterr()
     assert t2t_avg_checkpoints.main([f"--output_dir={model}", "--num_last_checkpoints=2",

@@ -8,17 +8,20 @@ class ImportedProblem(Problem):
     """What t2t-lite knows of a t2t problem from an imported model directory.
 
     Decoding defaults are t2t-decoder's (`beam_size=4, alpha=0.6,
-    extra_length=100`, and scores as t2t reports them: `t2t_scores`), so
-    `t2t-decoder --output_dir=M` with no --decode_hparams decodes and scores
-    as t2t-decoder did; BLEU is sacreBLEU's. It has
-    no data of its own: to fine-tune, encode new pairs with a t2t-lite problem
-    and `t2t-datagen --vocab_from=M`.
+    extra_length=100`, scores as t2t reports them: `t2t_scores`, and inputs
+    never truncated: t2t's `max_length` only filtered training examples, and
+    t2t-decoder's `max_input_size` is -1), so `t2t-decoder --output_dir=M`
+    with no --decode_hparams decodes and scores as t2t-decoder did; BLEU is
+    sacreBLEU's. It has no data of its own: to fine-tune, encode new pairs with
+    a t2t-lite problem and `t2t-datagen --vocab_from=M`.
     """
 
     beam_size = 4
     alpha = 0.6
     extra_length = 100
     t2t_scores = True
+    max_input_length = -1  # decode.search.NO_INPUT_LIMIT (not imported: data does not
+                           # depend on decoding)
 
     def __init__(self, name: str):
         self.name = name

@@ -10,14 +10,15 @@ becomes a space too, so the columns stay where they belong.
 Inputs are sorted by length so that batches hold sentences of similar length
 (less padding, earlier stops), then the outputs are put back in input order.
 Batches are translated several at a time (`DecodeOptions.parallel_batches`,
-default: one per CPU core), each on its own thread; each batch's result does
+default: one per CPU core, or one at a time on a GPU), each on its own thread; each batch's result does
 not depend on the others, so the output is the same for any number. A small
 model's decoding step is bound by the launch of its many tiny ops, not by
 arithmetic, so concurrent batches use the cores better than splitting every
 op over them (t2t-decoder gives each op one thread then: `t2t_lite.threads`).
 Empty (or whitespace-only) input lines give empty output lines without
 running the model. Inputs longer than the search's `max_input_length`
-(default: the model's `max_length` subwords, EOS included) are truncated to it.
+(default: the model's `max_length` subwords, EOS included; no limit for a model
+imported from t2t, as t2t-decoder) are truncated to it.
 """
 
 import concurrent.futures
@@ -56,11 +57,31 @@ class DecodeOptions:
             raise T2TError(f"parallel_batches must be >= 0 (0: one per CPU core), "
                            f"got {self.parallel_batches}.")
 
-    def concurrent_batches(self) -> int:
-        """How many batches `decode_lines` translates at once."""
+    def concurrent_batches(self, batches: Optional[int] = None,
+                           accelerator: Optional[bool] = None) -> int:
+        """How many batches `decode_lines` translates at once: `parallel_batches`,
+        by default one per CPU core, or one where TensorFlow sees a GPU
+        (`accelerator`, default: asked of TensorFlow), at most `batches` (the
+        number the input makes, when known)."""
         if self.alignments:  # eager Keras calls per batch: kept on one thread
             return 1
-        return self.parallel_batches or usable_cores()
+        if self.parallel_batches:
+            wanted = self.parallel_batches
+        elif accelerator if accelerator is not None else has_gpu():
+            wanted = 1  # a GPU runs one batch's ops at a time anyway
+        else:
+            wanted = usable_cores()
+        return max(1, min(wanted, batches)) if batches is not None else wanted
+
+    def batches(self, lines: Sequence[str]) -> int:
+        """How many batches `decode_lines` makes of `lines` (empty ones are not decoded)."""
+        return -(-sum(1 for line in lines if line.strip()) // self.batch_size)
+
+
+def has_gpu() -> bool:
+    """Whether TensorFlow sees a GPU (asking does not start TensorFlow's runtime,
+    so the thread pools can still be set after)."""
+    return bool(tf.config.list_physical_devices("GPU"))
 
 
 def parse_decode_hparams(search_defaults: SearchParams, overrides: str,
@@ -104,12 +125,15 @@ def format_hypotheses(hypotheses: Sequence[str], scores: Sequence[float],
     return "\t".join(fields)
 
 
-def share_cores(options: DecodeOptions) -> bool:
+def share_cores(options: DecodeOptions, batches: Optional[int] = None) -> bool:
     """Gives each TensorFlow op the cores' share of one of the batches that
-    `decode_lines` runs at once (one thread each when there are as many batches
-    as cores). Call it before TensorFlow's first op; True if it took effect
+    `decode_lines` runs at once: all the cores for a single batch, one thread
+    each when there are at least as many batches as cores. `batches`: the
+    number the input makes (`DecodeOptions.batches`), when known. Call it
+    before TensorFlow's first op; True if it took effect
     (`t2t_lite.threads.use_intra_op_threads`)."""
-    return use_intra_op_threads(max(1, usable_cores() // options.concurrent_batches()))
+    return use_intra_op_threads(
+        max(1, usable_cores() // options.concurrent_batches(batches)))
 
 
 def one_line(text: str, keep_tabs: bool = True) -> str:
@@ -149,7 +173,7 @@ def decode_lines(translator: Translator, lines: Sequence[str],
                                                [lines[todo[j]] for j in positions], options)
 
     start, done = time.time(), 0
-    workers = min(options.concurrent_batches(), len(batches))
+    workers = options.concurrent_batches(len(batches))
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         # map() keeps the batches' order; at most `workers` run at a time.
         for positions, (hypotheses, scores, aligned) in zip(batches, pool.map(translate,

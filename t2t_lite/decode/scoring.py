@@ -7,6 +7,7 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite.data.layout import PAD_ID
+from t2t_lite.decode.search import input_limit
 from t2t_lite.decode.translator import truncate_and_pad
 
 
@@ -23,10 +24,10 @@ def score_pairs(models, vocab, sources: Sequence[str], targets: Sequence[str],
         models' probabilities at each position, as the ensemble search uses.
       max_input_length: sources and targets longer than this many subwords (EOS
         included) are truncated as the decoder truncates inputs; 0: the
-        models' max_length.
+        models' max_length; -1 (`NO_INPUT_LIMIT`): none are.
     """
     models = list(models) if isinstance(models, (list, tuple)) else [models]
-    max_length = max_input_length or min(m.hparams.max_length for m in models)
+    max_length = input_limit(max_input_length, [m.hparams.max_length for m in models])
     if not sources:
         return []
 

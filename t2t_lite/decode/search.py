@@ -38,6 +38,18 @@ from t2t_lite.model.layers import weights_cast_once
 _WORK_LOCK = threading.Lock()
 
 
+NO_INPUT_LIMIT = -1  # max_input_length: inputs are never truncated
+
+
+def input_limit(max_input_length: int, max_lengths: Sequence[int]) -> Optional[int]:
+    """The longest model input, in subwords with EOS, for a `max_input_length` setting:
+    the setting itself, the smallest of the models' `max_lengths` for 0, or None (no
+    limit) for `NO_INPUT_LIMIT`."""
+    if max_input_length == NO_INPUT_LIMIT:
+        return None
+    return max_input_length or min(max_lengths)
+
+
 @dataclasses.dataclass(frozen=True)
 class SearchParams:
     """How to search (defaults: the paper's section 6.1). Part of t2t's --decode_hparams."""
@@ -47,7 +59,9 @@ class SearchParams:
     extra_length: int = 50            # max output length = input length + extra_length
     min_length: int = 0               # no EOS before this many output tokens (fairseq --min-len)
     length_penalty: str = "gnmt"      # or "fairseq"
-    max_input_length: int = 0         # longer inputs are truncated; 0: the model's max_length
+    max_input_length: int = 0         # longer inputs keep their first N - 1 subwords and EOS;
+                                      # 0: the model's max_length; -1: no limit (t2t-decoder's
+                                      # max_input_size=-1, the default of imported models)
     sampling_temperature: float = 0.0  # > 0: sample instead of beam search
     top_k: int = 0                    # sampling: only the k most likely tokens; 0: all
     sampling_seed: int = 0
@@ -64,11 +78,12 @@ class SearchParams:
 
     @classmethod
     def for_problem(cls, problem, **overrides) -> "SearchParams":
-        """The problem's decoding defaults (beam size, alpha, extra length), with
-        keyword `overrides`."""
+        """The problem's decoding defaults (beam size, alpha, extra length, and where it
+        has them t2t's scores and its input limit), with keyword `overrides`."""
         defaults = dict(beam_size=problem.beam_size, alpha=problem.alpha,
                         extra_length=problem.extra_length,
-                        t2t_scores=getattr(problem, "t2t_scores", False))
+                        t2t_scores=getattr(problem, "t2t_scores", False),
+                        max_input_length=getattr(problem, "max_input_length", 0))
         return cls(**{**defaults, **overrides})
 
     def parse(self, overrides: str) -> "SearchParams":
@@ -82,6 +97,9 @@ class SearchParams:
             raise T2TError("sampling_temperature and top_k must be >= 0.")
         if self.alpha < 0 or self.extra_length < 0 or self.min_length < 0:
             raise T2TError("alpha, extra_length and min_length must be >= 0.")
+        if self.max_input_length < NO_INPUT_LIMIT:
+            raise T2TError(f"max_input_length must be >= 1, 0 (the model's max_length) or "
+                           f"{NO_INPUT_LIMIT} (no limit), got {self.max_input_length}.")
         if self.stop_rule not in STOP_RULES:
             raise T2TError(f"stop_rule must be one of {', '.join(STOP_RULES)}, got "
                            f"{self.stop_rule!r}." + did_you_mean(self.stop_rule, STOP_RULES))
@@ -154,8 +172,8 @@ class Search(tf.Module):
         self.work = {"useful": 0, "computed": 0}
         self.params = params
         self.vocab_size = sizes[0]
-        self.max_input_length = (params.max_input_length
-                                 or min(m.hparams.max_length for m in self.models))
+        self.max_input_length = input_limit(params.max_input_length,
+                                            [m.hparams.max_length for m in self.models])
         self.jit_compile = jit_compile
         self.constraint = constraint if params.tree_constraint else None
         if self.constraint is not None and jit_compile and not self.constraint.supports_xla:

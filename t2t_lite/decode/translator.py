@@ -7,7 +7,7 @@ The search (`t2t_lite.decode.search`) is one compiled `tf.function` over ids;
 this wrapper only turns strings into padded ids and ids back into strings.
 """
 
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import tensorflow as tf
 
@@ -15,15 +15,14 @@ from t2t_lite.data.layout import EOS_ID
 from t2t_lite.decode.search import Search
 
 
-def truncate_and_pad(ragged: tf.RaggedTensor, max_length: int) -> tf.Tensor:
+def truncate_and_pad(ragged: tf.RaggedTensor, max_length: Optional[int]) -> tf.Tensor:
     """Encoded rows [B, (S)] (each ending with EOS) -> int32 [B, S] model inputs.
 
     A row longer than `max_length` keeps its first `max_length - 1` subwords and
     the EOS. The EOS is cut first, so rows that were short enough do not get a
-    second one.
+    second one. `max_length` None: no row is truncated.
     """
-    too_long = ragged.row_lengths() > max_length
-    if bool(tf.reduce_any(too_long)):
+    if max_length is not None and bool(tf.reduce_any(ragged.row_lengths() > max_length)):
         head = ragged[:, :-1][:, :max_length - 1]
         ragged = tf.concat([head, tf.fill([head.nrows(), 1], EOS_ID)], axis=1)
     return ragged.to_tensor()
@@ -46,7 +45,8 @@ class Translator:
         self.max_input_length = search.max_input_length
 
     def encode(self, texts: Sequence[str]) -> tf.Tensor:
-        """Strings -> int32 [B, S] ids, EOS-terminated, truncated to max_input_length."""
+        """Strings -> int32 [B, S] ids, EOS-terminated, truncated to max_input_length
+        (None: not truncated)."""
         return self.pad(self.vocab.encode_inputs(tf.constant(list(texts), dtype=tf.string)))
 
     def pad(self, ragged: tf.RaggedTensor) -> tf.Tensor:

@@ -34,7 +34,9 @@ t2t_lite/export.json as "translate_batch". The mapping of t2t-decoder's
                                form) and export.json says so.
   min_length                -> min_decoding_length (CTranslate2's default is 1)
   max_input_length          -> max_input_length (both keep the first N - 1
-                               pieces and EOS)
+                               pieces and EOS); no limit (-1, imported models)
+                               -> the position table's rows, the longest input
+                               CTranslate2 can encode (`position_rows`)
   extra_length              -> no equivalent: CTranslate2's maximum output
                                length is one number per call, not input length
                                + extra_length; max_decoding_length is set to the
@@ -57,7 +59,7 @@ from typing import Optional, Union
 
 from t2t_lite import model_dir as model_dir_lib
 from t2t_lite.data.t2t_subwords import T2TSubwordVocab
-from t2t_lite.decode.search import SearchParams
+from t2t_lite.decode.search import SearchParams, input_limit
 from t2t_lite.errors import T2TError
 from t2t_lite.export import versions
 from t2t_lite.export.ctranslate2_client import (PROVENANCE_DIR, SENTENCEPIECE_FILE, T2T_UNK_TOKEN,
@@ -81,12 +83,19 @@ def require_ctranslate2():
     return ctranslate2
 
 
+def position_rows(hparams) -> int:
+    """Rows of the exported position table: positions the model's outputs (and
+    CTranslate2's default inputs) may reach."""
+    return max(DEFAULT_MAX_POSITIONS, hparams.max_length)
+
+
 def translate_options(params: SearchParams, hparams) -> dict:
     """`ctranslate2.Translator.translate_batch` arguments for t2t-decoder's `params`
     (see the module docstring for what maps to what)."""
     options = {"beam_size": params.beam_size, "length_penalty": float(params.alpha),
                "min_decoding_length": params.min_length,
-               "max_input_length": params.max_input_length or hparams.max_length,
+               "max_input_length": (input_limit(params.max_input_length, [hparams.max_length])
+                                    or position_rows(hparams)),
                "max_decoding_length": hparams.max_length}
     if params.sampling_temperature > 0:
         options.update(beam_size=1, sampling_temperature=float(params.sampling_temperature),
@@ -138,7 +147,7 @@ def export_ctranslate2(model_dir: str, export_dir: str,
     check_convertible(hparams)
     versions.prepare_export_dir(export_dir)  # before the slow part
     vocab_path = model_dir_lib.vocab_path(model_dir)
-    max_positions = max(DEFAULT_MAX_POSITIONS, hparams.max_length)
+    max_positions = position_rows(hparams)
     if isinstance(source.vocab, T2TSubwordVocab):  # imported from tensor2tensor
         vocab_file = os.path.basename(vocab_path)
         tokens = t2t_ctranslate2_tokens(source.vocab.pieces())  # ends with T2T_UNK_TOKEN

@@ -25,8 +25,8 @@ Behaviour (the same as `Translator.translate` and t2t-decoder):
     graph; its post-processing does not (a parsing model returns linearized
     trees: de-linearize on the client);
   - an input longer than `max_input_length` subwords (default: the model's
-    `max_length`, EOS included) keeps its first `max_input_length - 1`
-    subwords and the EOS; the rest is not translated;
+    `max_length`, EOS included; none for a model imported from t2t) keeps its
+    first `max_input_length - 1` subwords and the EOS; the rest is not translated;
   - an empty or whitespace-only input (Python's `str.isspace` set) gives an
     empty output with score 0.0 (every beam, in `nbest`);
   - a batch may mix lengths; padding does not change any translation.
@@ -83,9 +83,11 @@ class TranslationModule(tf.Module):
         def nbest(inputs):
             """inputs tf.string [B] -> {outputs: tf.string [B, beam], scores: float32 [B, beam]}."""
             ragged = vocab.encode_inputs(inputs)  # [B, (S)], EOS last
-            # Truncate as Translator.encode does: the first max_input_length - 1 subwords + EOS.
-            words = ragged[:, :-1][:, :max_input_length - 1]
-            ids = tf.concat([words, tf.fill([words.nrows(), 1], EOS_ID)], axis=1)
+            if max_input_length is None:  # no limit (imported models, as t2t's exporter)
+                ids = ragged
+            else:  # as Translator.encode truncates: the first max_input_length - 1 subwords + EOS
+                words = ragged[:, :-1][:, :max_input_length - 1]
+                ids = tf.concat([words, tf.fill([words.nrows(), 1], EOS_ID)], axis=1)
             ids, scores = search.search(ids.to_tensor())  # [B, beam, T], [B, beam]
             shape = tf.shape(ids)
             texts = tf.reshape(vocab.decode(tf.reshape(ids, [-1, shape[2]])), shape[:2])

@@ -9,7 +9,9 @@ named) and the problem's SubwordTextEncoder vocabulary
 ordinary model directory (hparams.json, problem.json, the vocabulary, one
 `ckpt-<t2t step>` per imported checkpoint) plus `t2t_import.json` recording
 where it came from. The directory is filled under a temporary name and
-renamed into place when complete: an import that fails writes nothing.
+renamed into place when complete: an import that fails writes nothing. It says
+in one line each what it chose for the user: the target space, and that
+decoding inputs are not truncated (t2t-decoder's behaviour, `ImportedProblem`).
 """
 
 import glob
@@ -116,6 +118,10 @@ def import_model(t2t_output_dir: str, t2t_data_dir: str, output_dir: str,
                        "directory.")
     run = t2t_hparams.read_run(t2t_output_dir)
     hparams = t2t_hparams.to_hparams(run, target_space_id, log)
+    log(t2t_hparams.target_space_note(hparams, run.problem, target_space_id is not None))
+    log(f"Decoding inputs are not truncated, as by t2t-decoder (t2t's max_length="
+        f"{hparams.max_length} only filtered training examples); "
+        "--decode_hparams=max_input_length=N truncates them to N subwords.")
     vocab_file = find_vocab(t2t_data_dir, run.problem)
     vocab = T2TSubwordVocab.from_file(vocab_file)
     paths = t2t_checkpoints(t2t_output_dir, checkpoint_path, last)

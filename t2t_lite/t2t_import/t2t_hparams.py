@@ -44,6 +44,7 @@ REFUSED: Dict[str, Callable[[Any], bool]] = {
     "num_area_layers": lambda v: not v,
     "add_relative_to_values": lambda v: not v,
     "prepend_mode": lambda v: v in (None, "none"),
+    "symbol_modality_skip_top": lambda v: not v,
 }
 
 # t2t's (layer_preprocess_sequence, layer_postprocess_sequence) -> t2t-lite's spelling.
@@ -198,6 +199,17 @@ def to_hparams(run: T2TRun, target_space_id: Optional[int] = None,
         log(f"note: t2t's learning-rate settings are not carried ({e}); the imported "
             "hparams keep t2t-lite's defaults: set them with --hparams when fine-tuning.")
         return hparams
+
+
+def target_space_note(hparams: HParams, problem: str, given: bool) -> str:
+    """The line saying which target space an import used and how to choose another."""
+    if not hparams.use_target_space_embedding:
+        return "target_space_id: not used (t2t's use_target_space_embedding=False)."
+    if given:
+        return f"target_space_id={hparams.target_space_id} (--target_space_id)."
+    return (f"target_space_id={hparams.target_space_id} (the default, t2t's 'generic' space; "
+            f"t2t took it from {problem}'s problem_hparams: if it used another, import again "
+            "with --target_space_id=N).")
 
 
 def _numbers(values: Dict[str, Any]) -> Dict[str, Any]:

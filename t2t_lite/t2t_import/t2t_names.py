@@ -154,6 +154,11 @@ def weight_map(model, t2t_values: Dict, vocab_size: int) -> List[Target]:
     return targets
 
 
+def _first(names: List[str]) -> str:
+    """"a" or "a (and 2 more)", for a message naming the first of `names`."""
+    return names[0] + (f" (and {len(names) - 1} more)" if len(names) > 1 else "")
+
+
 def assign(model, targets: List[Target], read: Callable[[str], np.ndarray],
            available: Dict[str, List[int]], source: str) -> None:
     """Fills `model`'s weights from t2t variables.
@@ -166,19 +171,24 @@ def assign(model, targets: List[Target], read: Callable[[str], np.ndarray],
 
     Raises:
       T2TError: a variable the model needs is missing, one the checkpoint holds
-        is used by nothing, or shapes differ; each naming the variable.
+        is used by nothing, a weight of `model` is filled by no target (it would
+        keep its random initial value), or shapes differ; each naming the variable.
     """
     needed = [name for _, names, _ in targets for name in names]
     missing = [name for name in needed if name not in available]
     if missing:
-        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-        raise T2TError(f"{source} lacks the variable {missing[0]}{more}, which a t2t Transformer "
+        raise T2TError(f"{source} lacks the variable {_first(missing)}, which a t2t Transformer "
                        "with these hparams has: another model or hparams than hparams.json says?")
     unused = sorted(set(available) - set(needed))
     if unused:
-        more = f" (and {len(unused) - 1} more)" if len(unused) > 1 else ""
-        raise T2TError(f"{source} holds the model variable {unused[0]}{more}, which nothing in "
+        raise T2TError(f"{source} holds the model variable {_first(unused)}, which nothing in "
                        "a t2t Transformer with these hparams uses; refusing to drop it.")
+    filled = {getter(model).path for getter, _, _ in targets}
+    unfilled = [weight.path for weight in model.weights if weight.path not in filled]
+    if unfilled:
+        raise T2TError(f"t2t-lite's weight {_first(unfilled)} has no t2t variable to be "
+                       "imported from and would keep its random initial value; refusing to "
+                       "import (t2t-import's weight map lacks it).")
     for getter, names, combine in targets:
         variable = getter(model)
         value = combine([np.asarray(read(name), dtype=np.float32) for name in names])

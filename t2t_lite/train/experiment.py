@@ -95,24 +95,37 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
         run, or another trainer running in it (`training_lock.TrainingLock`);
         a `warm_start` model the run's hparams or vocabulary do not fit.
     """
-    if generate_data:
-        datagen.generate_data(problem, data_dir, tmp_dir, vocab_model=(
-            model_dir.vocab_path(warm_start.model_dir) if warm_start else None))
-    elif not datagen.read_metadata(data_dir, problem.name).get("splits", {}).get("train"):
-        raise T2TError(f"No training data for {problem.name} in {data_dir}; run "
-                       "t2t-datagen first or pass --generate_data (and --tmp_dir).")
-    meta = datagen.read_metadata(data_dir, problem.name)
-    check_shards(data_dir, problem.name, meta, ["train", "dev"])  # sizes: a stat per file
-    vocab_file = os.path.join(data_dir, meta["vocab_file"])
-    vocab = model_dir.load_vocab_file(vocab_file)
-    if warm_start:
-        warm_start_lib.check_compatible(warm_start.model_dir, hparams, vocab_file)
-    model_dir.prepare(output_dir, hparams, problem.name, vocab_file, vocab.vocab_size)
     strategy = strategy or tf.distribute.get_strategy()
-    lock = (TrainingLock(output_dir) if is_chief(strategy)
-            else contextlib.nullcontext())
-    with lock:
+    chief = is_chief(strategy)
+    load_warm_start = False
+    if warm_start:  # reads output_dir only; the source is checked before anything is written
         load_warm_start = warm_start_lib.prepare(output_dir, warm_start)
+        if load_warm_start:
+            warm_start_lib.check_hparams(warm_start.model_dir, hparams)
+    # The lock first: no other trainer can check or write the directory's metadata
+    # between this one's check and its training (non-chief workers take none and
+    # write no metadata: `model_dir.prepare(write=False)`).
+    with _claimed(output_dir, chief):
+        if warm_start:  # again under the lock, in case another trainer wrote meanwhile
+            load_warm_start = warm_start_lib.prepare(output_dir, warm_start)
+        if generate_data:
+            # A resumed fine-tuning run takes the vocabulary from its own copy of the
+            # source's, so the source is not read again.
+            vocab_model = (None if not warm_start else warm_start.model_dir if load_warm_start
+                           else output_dir)
+            datagen.generate_data(problem, data_dir, tmp_dir, vocab_model=(
+                model_dir.vocab_path(vocab_model) if vocab_model else None))
+        elif not datagen.read_metadata(data_dir, problem.name).get("splits", {}).get("train"):
+            raise T2TError(f"No training data for {problem.name} in {data_dir}; run "
+                           "t2t-datagen first or pass --generate_data (and --tmp_dir).")
+        meta = datagen.read_metadata(data_dir, problem.name)
+        check_shards(data_dir, problem.name, meta, ["train", "dev"])  # sizes: a stat per file
+        vocab_file = os.path.join(data_dir, meta["vocab_file"])
+        vocab = model_dir.load_vocab_file(vocab_file)
+        if load_warm_start:
+            warm_start_lib.check_vocab(warm_start.model_dir, vocab_file)
+        model_dir.prepare(output_dir, hparams, problem.name, vocab_file, vocab.vocab_size,
+                          write=chief)
         trainer = make_trainer(hparams, problem.name, data_dir, output_dir, vocab.vocab_size,
                                options, strategy, problem, vocab)
         if load_warm_start:
@@ -127,3 +140,19 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
             return trainer.train()
         except tf.errors.DataLossError as e:  # a record corrupt in the middle of a shard
             raise data_loss_error(data_dir, problem.name, meta, e) from None
+
+
+@contextlib.contextmanager
+def _claimed(output_dir: str, chief: bool):
+    """Creates `output_dir` if missing and holds its `TrainingLock` (on the chief:
+    the workers of a multi-worker run share the directory). A directory this call
+    created and that is still empty at the end (a run refused before writing) is
+    removed again."""
+    created = model_dir.create(output_dir)
+    try:
+        with TrainingLock(output_dir) if chief else contextlib.nullcontext():
+            yield
+    finally:
+        if created:
+            with contextlib.suppress(OSError):  # not empty: the run wrote into it
+                os.rmdir(output_dir)

@@ -271,6 +271,8 @@ class Trainer:
             stops, and the same commands started again resume.
         """
         restored = self._restore()
+        if self.chief:  # best/'s writer: finish a replacement of it a kill cut short
+            model_dir.recover_best(self.output_dir)
         self._completed_step = self.step
         if restored:
             print(f"Resumed from {restored} at step {self.step}.", flush=True)

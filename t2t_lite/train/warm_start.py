@@ -11,8 +11,11 @@ change what does not change the weights' shapes or meaning (dropout, label
 smoothing, learning rate and schedule, batching, train_steps), and the data
 must be encoded with M's vocabulary (`t2t-datagen --vocab_from=M`).
 
-N records where it started (`warm_start.json`). Once N has a checkpoint of
-its own, running the same command again resumes N, and M is not read again.
+N records where it started (`warm_start.json`: M's real path, the checkpoints
+read and M's hparams). Once N has a checkpoint of its own, running the same
+command again resumes N from N alone: M is not read again (it may have been
+moved or deleted), and M's hparams come from that record. M is named by its
+real path, so a symbolic link to M is M.
 """
 
 import dataclasses
@@ -37,6 +40,7 @@ ARCHITECTURE = (
     ("attention_key_channels", "key_channels"), ("attention_value_channels", "value_channels"),
     ("pos", "pos"), ("timing_signal", "timing_signal"),
     ("use_target_space_embedding", "use_target_space_embedding"),
+    ("target_space_id", "target_space_id"), ("layer_norm_epsilon", "layer_norm_epsilon"),
     ("norm placement (layer_preprocess_sequence, layer_postprocess_sequence)", "norm_placement"),
     ("shared_embedding", "shared_embedding"),
     ("shared_embedding_and_softmax_weights", "shared_embedding_and_softmax_weights"))
@@ -55,12 +59,12 @@ class WarmStart:
                            f"{self.checkpoint_average}.")
 
 
-def check_compatible(source: str, hparams: HParams, vocab_file: str) -> None:
-    """Refuses a run whose model or vocabulary would not take `source`'s weights.
+def check_hparams(source: str, hparams: HParams) -> None:
+    """Refuses a run whose model would not take `source`'s weights.
 
     Raises:
-      T2TError: naming the first hparams field that differs, or the vocabulary;
-        `source` is not a model directory or has no checkpoint.
+      T2TError: naming the first hparams field that differs; `source` is not
+        a model directory or has no checkpoint.
     """
     theirs = model_dir.read_hparams(source)
     checkpoints.list_checkpoints(source)
@@ -73,6 +77,14 @@ def check_compatible(source: str, hparams: HParams, vocab_file: str) -> None:
                 "Fine-tuning "
                 "may change dropout, label smoothing, the learning rate and its schedule, "
                 "batching and train_steps, not the model's shape.")
+
+
+def check_vocab(source: str, vocab_file: str) -> None:
+    """Refuses data encoded with another vocabulary than `source`'s.
+
+    Raises:
+      T2TError: naming the command that encodes the data with `source`'s vocabulary.
+    """
     with open(model_dir.vocab_path(source), "rb") as f, open(vocab_file, "rb") as g:
         if f.read() != g.read():
             raise T2TError(
@@ -81,8 +93,14 @@ def check_compatible(source: str, hparams: HParams, vocab_file: str) -> None:
                 f"the model's: t2t-datagen --vocab_from={source} --data_dir=<a new directory>.")
 
 
+def same_model(a: str, b: str) -> bool:
+    """Whether two paths name one model directory (symbolic links resolved)."""
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
 def read_record(output_dir: str):
-    """`output_dir`'s warm_start.json ({"model_dir", "checkpoints"}), or None."""
+    """`output_dir`'s warm_start.json ({"model_dir", "checkpoints", "step",
+    "hparams"}; records of earlier versions lack "hparams"), or None."""
     path = os.path.join(output_dir, WARM_START_FILE)
     if not os.path.exists(path):
         return None
@@ -90,10 +108,21 @@ def read_record(output_dir: str):
         return json.load(f)
 
 
+def base_hparams(output_dir: str, source: str) -> HParams:
+    """The hparams a run in `output_dir` fine-tuned from `source` starts from
+    (before its overrides): `source`'s, as recorded when the run started, so
+    that resuming does not read `source` again; `source`'s own for a new run."""
+    record = read_record(output_dir)
+    if record and "hparams" in record and same_model(record["model_dir"], source):
+        return HParams.from_dict(record["hparams"])
+    return model_dir.read_hparams(source)
+
+
 def prepare(output_dir: str, warm_start) -> bool:
     """Whether the run in `output_dir` must load `warm_start`'s weights now
     (True: no checkpoint of its own yet), after checking that `output_dir`
-    is not a run started otherwise.
+    is not a run started otherwise. Reads `output_dir` only (which may not
+    exist yet), never `warm_start`'s model.
 
     Raises:
       T2TError: `output_dir` was started from another model, or from none
@@ -108,25 +137,27 @@ def prepare(output_dir: str, warm_start) -> bool:
                            "checkpoint yet: pass --warm_start_from="
                            f"{record['model_dir']} again.")
         return False
-    source = os.path.abspath(warm_start.model_dir)
+    source = os.path.realpath(warm_start.model_dir)
     if record is None and has_checkpoint:
         raise T2TError(f"{output_dir} already holds a run that did not start from {source}; "
                        "use a new --output_dir to fine-tune.")
-    if record is not None and record["model_dir"] != source:
+    if record is not None and not same_model(record["model_dir"], source):
         raise T2TError(f"{output_dir} started from {record['model_dir']}, not {source}; "
                        "use a new --output_dir.")
     return not has_checkpoint
 
 
 def load(model, output_dir: str, warm_start: WarmStart) -> List[str]:
-    """Sets `model`'s weights from `warm_start` and records it in `output_dir`.
+    """Sets `model`'s weights from `warm_start` and records it in `output_dir`
+    (with the source's hparams, which resuming reads instead of the source's).
 
     Returns:
       The checkpoint prefixes read (averaged if several).
     """
-    source = os.path.abspath(warm_start.model_dir)
+    source = os.path.realpath(warm_start.model_dir)
     paths = averaging.restore_latest(model, source, "", warm_start.checkpoint_average)
     atomic.write_text(os.path.join(output_dir, WARM_START_FILE), json.dumps(
         {"model_dir": source, "checkpoints": paths,
-         "step": checkpoints.checkpoint_step(paths[-1])}, indent=2))
+         "step": checkpoints.checkpoint_step(paths[-1]),
+         "hparams": model_dir.read_hparams(source).to_dict()}, indent=2))
     return paths

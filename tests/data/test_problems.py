@@ -98,14 +98,26 @@ def test_number_splits_golden():
     splits = translate_numbers.number_splits()
     assert {k: len(v) for k, v in splits.items()} == {"train": 100000, "dev": 1000, "test": 1000}
     train, dev, test = set(splits["train"]), set(splits["dev"]), set(splits["test"])
-    assert len(train | dev | test) == 102000  # disjoint, no duplicates
-    assert set(range(1000)) <= train
+    # 0..999 ten times (issue 9), every other number once; the splits disjoint
+    counts = collections.Counter(splits["train"])
+    assert all(counts[n] == 10 for n in range(1000)) and len(counts) == 100000 - 9 * 1000
+    assert all(c == 1 for n, c in counts.items() if n >= 1000)
+    assert len(train | dev | test) == 91000 + 2000
     assert all(1000 <= n < 1_000_000 for n in dev | test)
     digits = lambda ns: dict(sorted(collections.Counter(len(str(n)) for n in ns).items()))
-    assert digits(splits["train"]) == {1: 10, 2: 90, 3: 900, 4: 8332, 5: 45334, 6: 45334}
+    assert digits(splits["train"]) == {1: 100, 2: 900, 3: 9000, 4: 8332, 5: 40834, 6: 40834}
     assert digits(splits["test"]) == {4: 334, 5: 333, 6: 333}
+    # dev and test as the versions with 0..999 once made them
     assert splits["test"][:3] == [433739, 18893, 75931]
+    assert splits["dev"][:3] == [873758, 43221, 8401]
     assert translate_numbers.number_splits() == splits  # seeded
+
+
+def test_small_numbers_fill_ten_percent_of_train_at_least_once():
+    assert [translate_numbers.small_copies(n) for n in (1000, 1003, 19_999, 20_000, 100_000,
+                                                        1_000_000)] == [1, 1, 1, 2, 10, 100]
+    splits = translate_numbers.number_splits(train_size=20_000, dev_size=3, test_size=3)
+    assert collections.Counter(splits["train"])[7] == 2 and len(splits["train"]) == 20_000
 
 
 def test_number_pairs():

@@ -8,12 +8,18 @@ that its piece alignments keep the order of the number's parts.
 
 import numpy as np
 import pytest
+import sentencepiece as spm
+import tensorflow as tf
 
+from t2t_lite import model_dir
 from t2t_lite.bin import t2t_decoder
 from t2t_lite.decode import alignment
 from t2t_lite.decode.search import Search, SearchParams
 from t2t_lite.decode.translator import Translator
+from t2t_lite.data.layout import EOS_ID
 from t2t_lite.problems.translate_numbers import number_pair, number_splits
+
+from model_dirs import make_model_dir
 
 
 def test_word_spans_are_byte_offsets_of_split_words():
@@ -118,3 +124,48 @@ def test_bad_alignment_options_are_one_line_errors(numbers_model, tmp_path, capf
     err = capfd.readouterr().err
     assert code == 1 and message in err and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1, err
+
+
+def whole_words_only(model, vocab_file):
+    """Zeroes the (tied) embedding of every piece but the word-initial ones, so that
+    the random model writes several words (each piece starts one): "five five twenty"."""
+    sp = spm.SentencePieceProcessor(model_file=vocab_file)
+    rows = [i for i in range(EOS_ID + 2, sp.get_piece_size())
+            if not sp.id_to_piece(i).startswith("\u2581") or sp.id_to_piece(i) == "\u2581"]
+    table = model.target_embedding.weights_matrix
+    value = table.numpy()
+    value[rows] = 0
+    table.assign(value)
+
+
+def test_decoder_aligns_several_words_of_every_beam_of_a_truncated_source(tmp_path, capfd):
+    """End to end: each beam's alignment is that of its own words, over the source
+    pieces the model saw (max_input_length=4: three pieces and the EOS)."""
+    path = make_model_dir(str(tmp_path / "model"), steps=(0,), adjust=whole_words_only)
+    lines = ["seven thousand, three hundred and twelve", "forty-two",
+             "nine hundred thousand and one"]
+    source, out = tmp_path / "in.txt", tmp_path / "out.txt"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code = t2t_decoder.main([f"--output_dir={path}", f"--decode_from_file={source}",
+                             f"--decode_to_file={out}", "--decode_hparams=beam_size=3,"
+                             "return_beams=true,alignments=true,max_input_length=4,extra_length=4"])
+    assert code == 0, capfd.readouterr().err
+    model, vocab, _, _ = model_dir.load_model(path)
+    written = out.read_text(encoding="utf-8").splitlines()
+    assert len(written) == len(lines)
+    for line, columns in zip(lines, written):
+        columns = columns.split("\t")
+        hypotheses, alignments = columns[0::2], columns[1::2]
+        assert len(hypotheses) == 3 and len(set(hypotheses)) > 1
+        pieces = vocab.encode_texts([line])[0]
+        seen = tf.constant([pieces[:-1][:3] + [EOS_ID]], tf.int32)  # what the model saw
+        # The words of the source's first three pieces: the only ones to align to.
+        seen_words = len(vocab.decode(seen).numpy()[0].decode("utf-8").split())
+        for hypothesis, written_pairs in zip(hypotheses, alignments):
+            words = hypothesis.split()
+            assert len(words) > 1
+            pairs = [tuple(map(int, p.split("-"))) for p in written_pairs.split()]
+            assert sorted({t for _, t in pairs}) == list(range(len(words)))
+            assert all(0 <= s < seen_words for s, _ in pairs)
+            ids = vocab.encode_texts([hypothesis])[0]
+            assert alignment.align(model, vocab, seen, [ids], [line]) == [written_pairs]

@@ -136,7 +136,10 @@ def test_a_named_checkpoint_deleted_by_the_trainer_is_a_one_line_error(training,
     model, _ = training
     named = checkpoints.list_checkpoints(model)[-1]
     reads.lose_first()
-    code = t2t_decoder.main([f"--checkpoint_path={named}", f"--decode_to_file={tmp_path}/o"])
+    source = tmp_path / "in.txt"
+    source.write_text("forty-two\n", encoding="utf-8")
+    code = t2t_decoder.main([f"--checkpoint_path={named}", f"--decode_from_file={source}",
+                             f"--decode_to_file={tmp_path}/o"])
     err = capfd.readouterr().err
     assert code == 1
     assert err == f"t2t-decoder: error: Checkpoint {named} does not exist (no {named}.index).\n"

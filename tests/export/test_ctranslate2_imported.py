@@ -206,6 +206,8 @@ def test_export_directory_holds_the_t2t_vocabulary(exported):
     assert (info["tokenizer"], info["t2t_subwords"]) == ("t2t_subwords", VOCAB.name)
     assert "sentencepiece" not in info
     assert recorded_options(exported)["beam_size"] == 1
+    # t2t-decoder does not truncate inputs: only the position table's 1,024 rows limit them.
+    assert recorded_options(exported)["max_input_length"] == 1024
     with open(os.path.join(exported, "config.json"), encoding="utf-8") as f:
         config = json.load(f)
     assert (config["decoder_start_token"], config["eos_token"], config["unk_token"],

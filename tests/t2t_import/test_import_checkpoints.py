@@ -9,7 +9,7 @@ import tensorflow as tf
 from t2t_lite import model_dir as model_dir_lib
 from t2t_lite.bin import t2t_attention, t2t_avg_checkpoints, t2t_decoder, t2t_import
 
-from conftest import T2T_MODEL_A
+from conftest import T2T_MODEL_A, require_t2t_model_a
 
 
 def write_t2t_checkpoint(prefix: str, tensors: dict) -> None:
@@ -23,7 +23,7 @@ def test_the_last_checkpoints_are_imported_and_averaged(tmp_path, capfd):
     """A t2t directory with model.ckpt-1000 (model_a's weights halved) and
     model.ckpt-1500 (model_a's): both are imported, and their average is 0.75 of
     model_a's weights, as computed here with numpy."""
-    source = T2T_MODEL_A / "output_dir"
+    source = require_t2t_model_a() / "output_dir"
     t2t_dir = tmp_path / "t2t_train"
     t2t_dir.mkdir()
     for name in ("hparams.json", "flags.txt"):

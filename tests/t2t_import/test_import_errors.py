@@ -1,15 +1,21 @@
 """t2t-import refuses what it cannot compute, each with one line naming the setting, and
-writes nothing then."""
+writes nothing then; what it chose for the user (target space, input length) it says."""
 
 import json
 import os
+import pathlib
 
 import pytest
+import tensorflow as tf
 
+import t2t_lite
 from paths import T2T_REFERENCE
 from t2t_lite.bin import t2t_import
+from t2t_lite.errors import T2TError
+from t2t_lite.t2t_import import importer, t2t_hparams, t2t_names
 
 MODEL_A = T2T_REFERENCE / "model_a"
+MODEL_B = pathlib.Path(__file__).parent / "data" / "model_b"  # in the repository
 
 
 @pytest.fixture
@@ -49,7 +55,7 @@ def run_import(capfd, t2t_dir, output_dir, *flags, data_dir=None):
     ("pos", "emb"), ("max_relative_position", 20), ("norm_type", "noam"),
     ("multiply_embedding_mode", "none"), ("vocab_divisor", 8),
     ("attention_variables_3d", True), ("unidirectional_encoder", True),
-    ("proximity_bias", True), ("num_area_layers", 2),
+    ("proximity_bias", True), ("num_area_layers", 2), ("symbol_modality_skip_top", True),
 ])
 def test_an_unsupported_hparam_is_one_line_naming_it(capfd, tmp_path, t2t_copy, name, value):
     set_hparams(t2t_copy, **{name: value})
@@ -144,3 +150,55 @@ def test_a_learning_rate_schedule_t2t_lite_lacks_is_a_note(capfd, tmp_path, t2t_
            "factor 'piecewise'" in out
     hparams = json.loads((tmp_path / "imported" / "hparams.json").read_text())
     assert hparams["learning_rate_schedule"] == "legacy" and hparams["hidden_size"] == 128
+
+
+def test_a_weight_no_t2t_variable_fills_is_refused():
+    """Model b's weight map without the target-space table, and its checkpoint without
+    that variable: every checkpoint variable is used, yet one t2t-lite weight would
+    keep its random initial value, so nothing is assigned."""
+    run = t2t_hparams.read_run(str(MODEL_B / "output_dir"))
+    model = t2t_lite.build_model(t2t_hparams.to_hparams(run), 513)
+    targets = t2t_names.weight_map(model, run.values, 513)
+    table = "transformer/body/target_space_embedding/kernel"
+    kept = [target for target in targets if target[1] != [table]]
+    assert len(kept) == len(targets) - 1
+    reader = tf.train.load_checkpoint(importer.t2t_checkpoints(str(MODEL_B / "output_dir"))[0])
+    names, available = t2t_names.checkpoint_variables(reader)
+    del available[table]
+    before = [weight.numpy().copy() for weight in model.weights]
+    with pytest.raises(T2TError) as raised:
+        t2t_names.assign(model, kept, lambda name: reader.get_tensor(names[name]), available,
+                         "model.ckpt-400")
+    assert str(raised.value) == (
+        f"t2t-lite's weight {model.name}/target_space_embedding/embeddings has no t2t "
+        "variable to be imported from and would keep its random initial value; refusing to "
+        "import (t2t-import's weight map lacks it).")
+    assert all((weight.numpy() == value).all() for weight, value in zip(model.weights, before))
+
+
+@pytest.mark.parametrize("flags, space, space_line", [
+    ((), 0, "target_space_id=0 (the default, t2t's 'generic' space; t2t took it from "
+            "translate_ende_multi30k's problem_hparams: if it used another, import again "
+            "with --target_space_id=N)."),
+    (("--target_space_id=3",), 3, "target_space_id=3 (--target_space_id)."),
+])
+def test_the_import_says_what_it_chose(capfd, tmp_path, t2t_copy, flags, space, space_line):
+    """The target space used (recorded in hparams.json and t2t_import.json) and that
+    decoding inputs are not truncated at t2t's max_length, each in one line."""
+    code = t2t_import.main([f"--t2t_output_dir={t2t_copy}",
+                            f"--t2t_data_dir={MODEL_A / 'data_dir'}",
+                            f"--output_dir={tmp_path / 'imported'}", *flags])
+    out = capfd.readouterr().out.splitlines()
+    assert code == 0
+    assert out[:2] == [space_line, (
+        "Decoding inputs are not truncated, as by t2t-decoder (t2t's max_length=256 only "
+        "filtered training examples); --decode_hparams=max_input_length=N truncates them to "
+        "N subwords.")]
+    for name in ("hparams.json", "t2t_import.json"):
+        assert json.loads((tmp_path / "imported" / name).read_text())["target_space_id"] == space
+
+
+def test_no_target_space_is_said_too():
+    hparams = t2t_lite.HParams(use_target_space_embedding=False)
+    assert t2t_hparams.target_space_note(hparams, "p", given=False) == (
+        "target_space_id: not used (t2t's use_target_space_embedding=False).")

@@ -40,14 +40,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_workers(configs, data_dir, output_dir, steps, kill_second_at_step=0):
+def run_workers(configs, data_dir, output_dir, steps, kill_second_at_step=0, dump_weights=""):
     """Runs the command on every worker; returns each worker's (step, loss) lines,
     or with `kill_second_at_step`, (returncodes, stdouts, stderrs) after the
-    second worker is SIGKILLed during that step (tests/kill_trainer_at.py)."""
+    second worker is SIGKILLed during that step (tests/kill_trainer_at.py).
+    With `dump_weights`, worker i writes its final weights to `dump_weights`-i.npz
+    (tests/train_and_dump_weights.py)."""
     procs = []
     for index, config in enumerate(configs):
         env = dict(os.environ, TF_CONFIG=config, PYTHONPATH=str(REPO_ROOT / "tests"))
         program = ["-m", "t2t_lite.bin.t2t_trainer"]
+        if dump_weights:
+            program = [str(REPO_ROOT / "tests" / "train_and_dump_weights.py"),
+                       f"{dump_weights}-{index}.npz"]
         if kill_second_at_step and index == 1:
             program = [str(REPO_ROOT / "tests" / "kill_trainer_at.py"), "step",
                        str(kill_second_at_step)]
@@ -90,9 +95,19 @@ def configs():
 
 @pytest.fixture(scope="module")
 def uninterrupted(configs, numbers_data, tmp_path_factory):
-    """(each worker's (step, loss) lines, model directory) of 7 steps never stopped."""
-    output_dir = str(tmp_path_factory.mktemp("uninterrupted") / "model")
-    return run_workers(configs, numbers_data, output_dir, 7), output_dir
+    """(each worker's (step, loss) lines, model directory, each worker's final weights)
+    of 7 steps never stopped."""
+    base = tmp_path_factory.mktemp("uninterrupted")
+    output_dir = str(base / "model")
+    lines = run_workers(configs, numbers_data, output_dir, 7, dump_weights=str(base / "weights"))
+    return lines, output_dir, [np.load(base / f"weights-{i}.npz") for i in range(len(configs))]
+
+
+def test_every_worker_ends_with_the_chief_weights(uninterrupted):
+    chief, other = uninterrupted[2]
+    assert len(chief.files) == len(other.files) > 20  # the model's weights
+    for name in chief.files:
+        np.testing.assert_array_equal(other[name], chief[name], err_msg=name)
 
 
 def test_readme_multi_worker_commands(tmp_path, configs, uninterrupted, numbers_data):

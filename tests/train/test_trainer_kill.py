@@ -3,11 +3,11 @@
 The trainer really runs in a second process and really gets SIGKILL
 (tests/kill_trainer_at.py) at chosen moments: during a step, at three
 moments of writing a checkpoint, while deleting an old one, during an
-evaluation, and while writing `best/`. The kills form a chain, as an
-unlucky user would meet them: each run is the same command again, resuming
-from what the previous kill left, until a last run finishes. It must end
-with the checkpoint (weights, optimizer state, data position) and `best/` of
-the same command run once without a kill, and the same files.
+evaluation, while writing `best/`, and while replacing it. The kills form a
+chain, as an unlucky user would meet them: each run is the same command
+again, resuming from what the previous kill left, until a last run finishes.
+It must end with the checkpoint (weights, optimizer state, data position)
+and `best/` of the same command run once without a kill, and the same files.
 """
 
 import json
@@ -18,29 +18,37 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite import checkpoints
+from t2t_lite import checkpoints, model_dir
 
 from conftest import NUMBERS
 from paths import REPO_ROOT
 
 # Checkpoints at steps 2, 4, ..., 12, the last 2 kept; evaluations at steps 3, 6, 9
-# and the final one at 12. At this model's BLEU (0 at every evaluation) only the
-# first evaluation writes best/ (an equal BLEU does not replace it).
+# and the final one at 12. This model's BLEU is 0 at every evaluation: best/ is kept
+# as if they had measured BLEU (kill_trainer_at.py --keep_bleu), so that step 3
+# writes best/, step 6 replaces it, and the lower BLEU of steps 9 and 12 (an equal
+# BLEU, of step 3 evaluated again after a resume, neither) does not.
+KEEP_BLEU = "--keep_bleu=3:1,6:2,9:1.5,12:1.5"
 FLAGS = [f"--problem={NUMBERS}", "--hparams_set=transformer_tiny",
          "--hparams=hidden_size=32,filter_size=64,batch_size=128,max_length=24,tokens_per_step=0",
          "--train_steps=12", "--save_checkpoints_steps=2", "--save_checkpoints_secs=0",
          "--keep_checkpoint_max=2", "--eval_every=3", "--eval_steps=1",
          "--eval_bleu_sentences=4", "--log_every=100"]
 
-# (moment, N, the newest checkpoint listed after the kill): see kill_trainer_at.py.
+# (moment, N, the newest checkpoint listed after the kill, the step of the best/ there
+# then: None if absent): see kill_trainer_at.py.
 CHAIN = [
-    ("best", 14, "ckpt-2"),     # step 3's evaluation: best/'s weights written under its
-                                # temporary name, best.json not yet
-    ("step", 2, "ckpt-2"),      # resumed at step 2: during step 4 (step 3 wrote best/)
-    ("merge", 1, "ckpt-2"),     # step 4's checkpoint: tensors written, not merged
-    ("list", 1, "ckpt-2"),      # step 4's checkpoint complete, not listed yet
-    ("sweep", 1, "ckpt-6"),     # step 6's save deleting ckpt-2: its .index gone, data not
-    ("evaluate", 1, "ckpt-8"),  # resumed at step 6: step 9's evaluation, metrics computed
+    ("best", 14, "ckpt-2", None),  # step 3's evaluation: best/'s weights written under its
+                                   # temporary name, best.json not yet
+    ("step", 2, "ckpt-2", 3),      # resumed at step 2: during step 4 (step 3 wrote best/)
+    ("merge", 1, "ckpt-2", 3),     # step 4's checkpoint: tensors written, not merged
+    ("list", 1, "ckpt-2", 3),      # step 4's checkpoint complete, not listed yet
+    ("best", 18, "ckpt-6", None),  # step 6's evaluation (after step 6's save, which deleted
+                                   # ckpt-2) replacing best/: step 3's moved aside, step 6's
+                                   # complete but not yet renamed in
+    ("sweep", 1, "ckpt-8", 6),     # resumed at step 6, having renamed step 6's best/ in:
+                                   # step 8's save deleting ckpt-4: its .index gone, data not
+    ("evaluate", 1, "ckpt-8", 6),  # resumed at step 8: step 9's evaluation, metrics computed
 ]
 
 
@@ -48,10 +56,10 @@ def run_trainer(data_dir: str, model: str, kill_at=()) -> subprocess.CompletedPr
     """The command in a fresh interpreter, as a user runs it (every run of this test
     is one: in the suite's own process, earlier tests' `tf.random.set_seed` would
     change tf.data's shuffle order), killed at `kill_at` = (moment, N) if given."""
-    program = ([str(REPO_ROOT / "tests" / "kill_trainer_at.py"), kill_at[0], str(kill_at[1])]
-               if kill_at else ["-m", "t2t_lite.bin.t2t_trainer"])
+    moment, n = kill_at or ("none", 0)
     return subprocess.run(
-        [sys.executable, *program, *FLAGS, f"--data_dir={data_dir}", f"--output_dir={model}"],
+        [sys.executable, str(REPO_ROOT / "tests" / "kill_trainer_at.py"), moment, str(n),
+         KEEP_BLEU, *FLAGS, f"--data_dir={data_dir}", f"--output_dir={model}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT / "tests")})
 
@@ -86,21 +94,26 @@ def files(model: str) -> set:
 def test_killed_trainer_resumes_to_the_weights_and_files_of_an_uninterrupted_run(
         numbers_data, tmp_path):
     killed = str(tmp_path / "killed")
-    for moment, n, latest in CHAIN:
+    for moment, n, latest, best_step in CHAIN:
         out = run_killed(moment, n, numbers_data, killed)
         listed = checkpoints.list_checkpoints(killed)
         assert os.path.basename(listed[-1]) == latest, (moment, listed, out)
         best = os.path.join(killed, "best")
-        if os.path.exists(best):  # complete whenever present
+        assert os.path.exists(best) == (best_step is not None), moment
+        if best_step is not None:  # complete whenever present
             with open(os.path.join(best, "best.json"), encoding="utf-8") as f:
-                step = json.load(f)["step"]
-            assert checkpoints.list_checkpoints(best) == [os.path.join(best, f"ckpt-{step}")]
-        else:
-            assert moment == "best", moment
-        if moment == "sweep":  # ckpt-2 is still listed, without its index: not offered
-            assert not os.path.exists(os.path.join(killed, "ckpt-2.index"))
+                assert json.load(f)["step"] == best_step, moment
+            assert checkpoints.list_checkpoints(best) == [
+                os.path.join(best, f"ckpt-{best_step}")]
+        if (moment, n) == ("best", 18):  # readers read step 3's best/, set aside
+            aside, = [name for name in os.listdir(killed) if name.startswith(".best.replaced-")]
+            assert model_dir.read_best(killed) == {"bleu": 1.0, "step": 3}
+            assert model_dir.read_problem(best)["problem"] == NUMBERS
+            assert checkpoints.list_checkpoints(best) == [os.path.join(killed, aside, "ckpt-3")]
+        if moment == "sweep":  # ckpt-4 is still listed, without its index: not offered
+            assert not os.path.exists(os.path.join(killed, "ckpt-4.index"))
             assert checkpoints.select_checkpoints(killed, average=3) == [
-                os.path.join(killed, "ckpt-4"), os.path.join(killed, "ckpt-6")]
+                os.path.join(killed, "ckpt-6"), os.path.join(killed, "ckpt-8")]
     last = run_trainer(numbers_data, killed)
     assert last.returncode == 0, last.stderr[-3000:]
     assert f"Resumed from {killed}/ckpt-8 at step 8." in last.stdout, last.stdout[-2000:]
@@ -108,12 +121,12 @@ def test_killed_trainer_resumes_to_the_weights_and_files_of_an_uninterrupted_run
     full = str(tmp_path / "full")
     never_killed = run_trainer(numbers_data, full)
     assert never_killed.returncode == 0, never_killed.stderr[-3000:]
-    for rel in ("ckpt-12", "best/ckpt-3"):
+    for rel in ("ckpt-12", "best/ckpt-6"):
         expected, got = (checkpoint_values(os.path.join(d, rel)) for d in (full, killed))
         assert expected.keys() == got.keys()
         for name in expected:
             np.testing.assert_array_equal(got[name], expected[name], err_msg=f"{rel} {name}")
     assert files(killed) == files(full)  # nothing left over by the kills
     with open(os.path.join(killed, "best", "best.json"), encoding="utf-8") as f:
-        assert json.load(f) == {"bleu": 0.0, "step": 3}
+        assert json.load(f) == {"bleu": 2.0, "step": 6}
 

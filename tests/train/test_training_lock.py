@@ -122,16 +122,38 @@ def test_a_second_trainer_is_refused_while_the_first_runs(tmp_path, capfd, numbe
         while not os.path.exists(os.path.join(model, LOCK_FILE)):
             assert first.poll() is None and time.time() < deadline, first.communicate()
             time.sleep(0.5)
-        argv = [*TRAIN, f"--data_dir={data}", f"--output_dir={model}", "--train_steps=1"]
+        # Other hparams: refused by the lock, not by the metadata it would overwrite.
+        other = [f"--data_dir={data}", f"--output_dir={model}", "--train_steps=1"]
         capfd.readouterr()
-        assert t2t_trainer.main(argv) == 1
+        assert t2t_trainer.main([*TRAIN, "--hparams=hidden_size=48,filter_size=64", *other]) == 1
         err = capfd.readouterr().err.strip()
         assert err.startswith("t2t-trainer: error: Another t2t-trainer (pid "
                               f"{first.pid} on ") and len(err.splitlines()) == 1
+        hparams = tmp_path / "model" / "hparams.json"
+        while not hparams.exists():  # the first trainer writes it under its lock
+            assert first.poll() is None and time.time() < deadline, first.communicate()
+            time.sleep(0.2)
+        assert json.loads(hparams.read_text())["hidden_size"] == 32
     finally:
         first.send_signal(signal.SIGKILL)
         first.communicate()
+    argv = [*TRAIN, *other]
     # Killed without cleaning up: the next trainer takes the stale lock over.
     assert t2t_trainer.main(argv) == 0
     assert "Taking over the lock" in capfd.readouterr().out
     assert not os.path.exists(os.path.join(model, LOCK_FILE))
+
+
+def test_a_trainer_refused_by_the_lock_writes_no_metadata(tmp_path, capfd, numbers_data):
+    """The moment two trainers race for: one holds the lock of a new directory and has
+    not written its metadata yet. The other, with other hparams, writes nothing."""
+    model = tmp_path / "model"
+    model.mkdir()
+    with TrainingLock(str(model)):
+        code = t2t_trainer.main([*TRAIN, "--hparams=hidden_size=48,filter_size=64",
+                                 f"--data_dir={numbers_data}", f"--output_dir={model}",
+                                 "--train_steps=1"])
+        err = capfd.readouterr().err.strip()
+        assert code == 1 and len(err.splitlines()) == 1, err
+        assert err.startswith(f"t2t-trainer: error: Another t2t-trainer (pid {os.getpid()} on ")
+        assert sorted(os.listdir(model)) == [LOCK_FILE]

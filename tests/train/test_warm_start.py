@@ -34,6 +34,11 @@ def model_values(prefix: str) -> dict:
             if n.startswith(("model/", "optimizer/_trainable_variables/"))}
 
 
+def saved_hparams(model_dir: str) -> dict:
+    with open(os.path.join(model_dir, "hparams.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
 def run(capfd, *argv, program=t2t_trainer):
     code = program.main(list(argv))
     out, err = capfd.readouterr()
@@ -113,8 +118,9 @@ def test_fine_tuning_starts_from_the_weights_with_a_fresh_step(
     for name in expected:
         np.testing.assert_array_equal(got[name], expected[name], err_msg=name)
     with open(os.path.join(tuned, "warm_start.json"), encoding="utf-8") as f:
-        assert json.load(f) == {"model_dir": model, "checkpoints": [f"{model}/ckpt-2000"],
-                                "step": 2000}
+        record = json.load(f)
+    assert record.pop("hparams") == saved_hparams(numbers_model.path)
+    assert record == {"model_dir": model, "checkpoints": [f"{model}/ckpt-2000"], "step": 2000}
     with open(os.path.join(tuned, "hparams.json"), encoding="utf-8") as f:
         hparams = json.load(f)
     assert hparams["layer_prepostprocess_dropout"] == 0.2 and hparams["hidden_size"] == 128
@@ -162,6 +168,8 @@ def test_fine_tuning_from_an_average_of_checkpoints_generating_the_data(
     (["--hparams=layer_preprocess_sequence=n,layer_postprocess_sequence=da"],
      "its norm placement (layer_preprocess_sequence, layer_postprocess_sequence) is 'post', "
      "this run's is 'pre'"),
+    (["--hparams=layer_norm_epsilon=1e-05"], "its layer_norm_epsilon is 1e-06, this run's is 1e-05"),
+    (["--hparams=target_space_id=3"], "its target_space_id is 0, this run's is 3"),
 ])
 def test_changes_the_weights_do_not_fit_are_one_line_errors(
         numbers_model, tuning_data, tmp_path, capfd, flags, message):
@@ -191,3 +199,32 @@ def test_data_of_another_vocabulary_and_missing_models_are_one_line_errors(
                        "--warm_start_checkpoint_average=0", *common)
     assert_one_line_error(code, err, "--warm_start_checkpoint_average must be >= 1, got 0.")
     assert not os.path.exists(tmp_path / "tuned")
+
+
+def test_a_fine_tuned_run_resumes_without_its_source(numbers_model, tuning_data, tmp_path, capfd):
+    """N records M by its real path (a symbolic link to M is M) and M's hparams, so once
+    N has a checkpoint, resuming N reads nothing of M: M may be moved away."""
+    source, link, tuned = tmp_path / "source", tmp_path / "link", str(tmp_path / "tuned")
+    shutil.copytree(numbers_model.path, source)
+    link.symlink_to(source)
+    common = [f"--problem={NUMBERS}", f"--data_dir={tuning_data}", f"--output_dir={tuned}",
+              "--hparams=learning_rate=0", *QUIET]
+    code, out, err = run(capfd, f"--warm_start_from={link}", "--train_steps=1", *common)
+    assert code == 0, err
+    with open(os.path.join(tuned, "warm_start.json"), encoding="utf-8") as f:
+        assert json.load(f)["model_dir"] == str(source)
+    source.rename(tmp_path / "moved")  # the link now points nowhere
+    for name in (source, link):  # the path or the link it was started with
+        code, out, err = run(capfd, f"--warm_start_from={name}", "--train_steps=2", *common)
+        assert code == 0, err
+        assert f"Resumed from {tuned}/ckpt-" in out and "Weights from" not in out
+    with open(os.path.join(tuned, "hparams.json"), encoding="utf-8") as f:
+        assert json.load(f) == dict(saved_hparams(numbers_model.path), learning_rate=0.0)
+
+
+def test_generate_data_checks_the_source_before_writing_data(numbers_model, tmp_path, capfd):
+    code, _, err = run(capfd, f"--warm_start_from={numbers_model.path}", f"--problem={NUMBERS}",
+                       "--generate_data", f"--data_dir={tmp_path}/data",
+                       f"--output_dir={tmp_path}/tuned", "--hparams=hidden_size=64", *QUIET)
+    assert_one_line_error(code, err, "its hidden_size is 128, this run's is 64")
+    assert sorted(os.listdir(tmp_path)) == []  # no data, no model directory
