@@ -40,6 +40,7 @@ setup(
         "t2t_lite.visualize",
         "t2t_lite.parsing",
         "t2t_lite.t2t_import",
+        "t2t_lite.serve",
         "t2t_lite.problems",
         "t2t_lite.hparams",
         "t2t_lite.bin",
@@ -57,7 +58,9 @@ setup(
         # matplotlib: attention pictures; ctranslate2: the converted model is checked
         # against t2t-decoder in CI.
         "test": ["pytest==9.2.0", "pytest-xdist==3.8.0", "execnet==2.1.2", "matplotlib==3.11.2",
-                 "ctranslate2==4.8.5"],
+                 "ctranslate2==4.8.5", "aiohttp==3.14.5", "prometheus-client==0.26.0"],
+        # t2t-server (HTTP, dynamic batching, Prometheus metrics).
+        "serve": ["aiohttp==3.14.5", "prometheus-client==0.26.0"],
         # t2t-exporter --format=ctranslate2 (the exported model then needs only
         # ctranslate2 and sentencepiece).
         "ctranslate2": ["ctranslate2==4.8.5"],
@@ -77,5 +80,6 @@ setup(
         "t2t-attention = t2t_lite.bin.t2t_attention:main",
         "t2t-make-tf-configs = t2t_lite.bin.t2t_make_tf_configs:main",
         "t2t-import = t2t_lite.bin.t2t_import:main",
+        "t2t-server = t2t_lite.bin.t2t_server:main",
     ]},
 )

@@ -1,0 +1,116 @@
+"""t2t-server: translate over HTTP with a model directory, batching concurrent requests.
+
+    t2t-server --output_dir=runs/ende --model_name=ende --decode_hparams="beam_size=4,alpha=0.6" \\
+        --checkpoint_average=5 --port=8501
+    curl -X POST http://127.0.0.1:8501/v1/translate -d '{"inputs": ["Hello world."]}'
+
+Serves t2t-server's API (POST /v1/translate), TF Serving's REST predict API
+(POST /v1/models/NAME:predict), /healthz, /readyz and /metrics (Prometheus).
+Each output is what t2t-decoder writes for that line with the same flags.
+SIGTERM (or Ctrl-C) stops accepting, answers what was received within
+--drain_timeout_s, and exits.
+"""
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+from typing import List, Optional
+
+from t2t_lite.bin import cli
+
+
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+    p = cli.ArgumentParser(prog="t2t-server", description=__doc__.split("\n")[0])
+    p.add_argument("--output_dir", help="model directory written by t2t-trainer")
+    p.add_argument("--checkpoint_path", help="a ckpt-N prefix (default: the latest)")
+    p.add_argument("--checkpoint_average", type=int, default=1,
+                   help="average the last N checkpoints on the fly")
+    p.add_argument("--decode_hparams", default="",
+                   help="as t2t-decoder's: beam_size, alpha, extra_length, ..., "
+                        "return_beams, write_beam_scores (the written lines), "
+                        "batch_size (the default of --max_batch_sentences), "
+                        "parallel_batches (batches translated at once; default one per core)")
+    p.add_argument("--precision", default="float32", choices=["float32", "bfloat16"])
+    p.add_argument("--model_name", help="NAME in /v1/models/NAME (TF Serving's MODEL_NAME; "
+                                        "default: the model directory's name)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    p.add_argument("--port", type=int, default=8501, help="port (0: any free one)")
+    p.add_argument("--max_batch_sentences", type=int,
+                   help="sentences per batch (default: decode_hparams' batch_size, 32)")
+    p.add_argument("--max_batch_tokens", type=int, default=4096,
+                   help="rows x longest row in subwords per batch")
+    p.add_argument("--batch_timeout_ms", type=float, default=10.0,
+                   help="how long a sentence waits for a fuller batch")
+    p.add_argument("--max_queue_sentences", type=int, default=4096,
+                   help="queued sentences beyond which requests get 503")
+    p.add_argument("--max_request_sentences", type=int, default=1024,
+                   help="sentences per request beyond which it gets 422")
+    p.add_argument("--max_sentence_chars", type=int, default=10_000,
+                   help="characters per sentence beyond which the request gets 422")
+    p.add_argument("--max_body_bytes", type=int, default=1 << 20,
+                   help="request bodies beyond this get 413")
+    p.add_argument("--request_timeout_s", type=float, default=60.0,
+                   help="a request not answered by then gets 504")
+    p.add_argument("--drain_timeout_s", type=float, default=30.0,
+                   help="after SIGTERM, how long received requests may take")
+    args = p.parse_args(argv)
+    cli.require(p, args, ["output_dir"])
+    return args
+
+
+def run(args: argparse.Namespace) -> int:
+    from t2t_lite import model_dir as model_dir_lib
+    from t2t_lite.decode import decoding
+    from t2t_lite.decode.search import SearchParams
+    from t2t_lite.serve.config import ServerConfig
+
+    _, options = decoding.parse_decode_hparams(SearchParams(), args.decode_hparams)
+    model_dir_lib.read_problem(args.output_dir)  # a wrong directory is told at once
+    # Batches side by side, each op on its share of the cores (as t2t-decoder), set
+    # before TensorFlow's first op fixes its thread pools.
+    workers = options.concurrent_batches()
+    decoding.share_cores(options)
+    config = ServerConfig(
+        model_name=args.model_name or os.path.basename(os.path.normpath(args.output_dir)),
+        max_batch_sentences=args.max_batch_sentences or options.batch_size,
+        max_batch_tokens=args.max_batch_tokens, batch_timeout_ms=args.batch_timeout_ms,
+        batch_workers=workers, max_queue_sentences=args.max_queue_sentences,
+        max_request_sentences=args.max_request_sentences,
+        max_sentence_chars=args.max_sentence_chars, max_body_bytes=args.max_body_bytes,
+        request_timeout_s=args.request_timeout_s, drain_timeout_s=args.drain_timeout_s)
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO,
+                        format="%(asctime)s %(name)s: %(message)s")
+
+    from t2t_lite.serve.app import ServerState
+    from t2t_lite.serve.engine import TFEngine
+    engine = TFEngine.load(args.output_dir, args.decode_hparams, args.checkpoint_average,
+                           args.checkpoint_path, args.precision)
+    return asyncio.run(_serve(ServerState.create(engine, config), args.host, args.port))
+
+
+async def _serve(state, host: str, port: int) -> int:
+    from t2t_lite.serve.server import serve
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+
+    def listening(actual_port: int) -> None:
+        print(f"t2t-server: serving model {state.config.model_name!r} version "
+              f"{state.engine.version} on http://{host}:{actual_port} "
+              f"({state.config.batch_workers} batch worker(s))", file=sys.stderr, flush=True)
+
+    return await serve(state, host, port, stop, listening)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = parse_args(argv)  # before importing TensorFlow: --help stays instant
+    return cli.main("t2t-server", lambda: run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

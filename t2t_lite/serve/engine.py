@@ -1,0 +1,110 @@
+"""The TensorFlow engine: a model directory's `Translator`, one batch at a time.
+
+    engine = TFEngine.load("runs/ende", "beam_size=4,alpha=0.6", checkpoint_average=5)
+    engine.translate(["Hello world.", "How are you?"])  # -> [Translation, Translation]
+
+Each `Translation` holds what t2t-decoder writes for that line (`line`) and
+what the SavedModel's signatures return for it (`hypotheses`, `scores`: every
+beam, best first, raw as the search decodes them). A batch is encoded and
+searched exactly as `decoding.decode_lines` does its batches, so a sentence
+gets the decoder's output. Several threads may call `translate` at once.
+"""
+
+import dataclasses
+from typing import List, Optional, Sequence
+
+import tensorflow as tf
+
+from t2t_lite import checkpoints
+from t2t_lite import model_dir as model_dir_lib
+from t2t_lite.decode import decoding
+from t2t_lite.decode.search import SearchParams, search_for_problem
+from t2t_lite.decode.translator import Translator
+from t2t_lite.errors import T2TError
+
+WARM_UP_SENTENCE = "Hello world."
+
+
+@dataclasses.dataclass(frozen=True)
+class Translation:
+    """One sentence's result."""
+
+    line: str                 # t2t-decoder's output line for it
+    hypotheses: List[str]     # every beam, best first (the SavedModel's `nbest` outputs)
+    scores: List[float]       # their scores
+
+    @property
+    def best(self) -> str:
+        """The SavedModel's `serving_default` output."""
+        return self.hypotheses[0]
+
+
+class TFEngine:
+    """Translates batches with t2t-lite's own search (TensorFlow).
+
+    Args:
+      translator: the search and vocabulary.
+      problem: the model's problem (its `postprocess` shapes the decoder's lines).
+      options: the decode options that format a line (`return_beams`, `write_beam_scores`).
+      version: the model's version (the step of the checkpoint it was restored from).
+    """
+
+    def __init__(self, translator: Translator, problem, options: decoding.DecodeOptions,
+                 version: int):
+        self.translator = translator
+        self.problem = problem
+        self.options = options
+        self.version = version
+        self.beams = 1 if translator.search.params.sampling_temperature > 0 else \
+            translator.search.params.beam_size
+
+    @classmethod
+    def load(cls, model_dir: str, decode_hparams: str = "", checkpoint_average: int = 1,
+             checkpoint_path: Optional[str] = None, precision: str = "float32") -> "TFEngine":
+        """The engine of `model_dir`, as t2t-decoder would load it with these flags.
+
+        Raises:
+          T2TError: a missing model directory or checkpoint, bad decode hparams, or
+            `alignments=true` (not served).
+        """
+        problem = model_dir_lib.problem_of(model_dir)
+        params, options = decoding.parse_decode_hparams(SearchParams.for_problem(problem),
+                                                        decode_hparams)
+        if options.alignments:
+            raise T2TError("alignments=true is not served: t2t-server writes translations "
+                           "(and scores) only.")
+        model, vocab, _, _, used = model_dir_lib.load_model_and_checkpoints(
+            model_dir, checkpoint_path, checkpoint_average, precision)
+        version = max(checkpoints.checkpoint_step(path) for path in used)
+        search = search_for_problem([model], problem, vocab, params)
+        return cls(Translator(search, vocab), problem, options, version)
+
+    def token_lengths(self, texts: Sequence[str]) -> List[int]:
+        """Each text's length in subwords as the search sees it (EOS included, truncated
+        to the input limit)."""
+        lengths = self.translator.vocab.encode_inputs(
+            tf.constant(list(texts), dtype=tf.string)).row_lengths().numpy().tolist()
+        limit = self.translator.max_input_length
+        return [min(n, limit) if limit else n for n in lengths]
+
+    def blank(self) -> Translation:
+        """The result of an empty or whitespace-only line (not searched)."""
+        return Translation("", [""] * self.beams, [0.0] * self.beams)
+
+    def translate(self, texts: Sequence[str]) -> List[Translation]:
+        """Translates one batch; blank texts give `blank()`."""
+        results = [self.blank()] * len(texts)
+        todo = [i for i, text in enumerate(texts) if text.strip()]
+        if not todo:
+            return results
+        inputs = self.translator.encode([texts[i] for i in todo])  # [B, S]
+        hypotheses, scores, _ = self.translator.nbest(inputs)
+        for i, hyps, sc in zip(todo, hypotheses, scores):
+            written = [self.problem.postprocess(h, texts[i]) for h in hyps]
+            results[i] = Translation(decoding.format_hypotheses(written, sc, self.options),
+                                     list(hyps), [float(s) for s in sc])
+        return results
+
+    def warm_up(self) -> None:
+        """Translates one sentence (the search's first call traces its graph)."""
+        self.translate([WARM_UP_SENTENCE])
