@@ -53,12 +53,16 @@ setup(
         "t2t_lite.hparams": "hparams",
         "t2t_lite.bin": "bin",
     },
+    # t2t-server's page at / (read by t2t_lite/serve/app.py).
+    package_data={"t2t_lite.serve": ["static/index.html"]},
     install_requires=INSTALL_REQUIRES,
     extras_require={
         # matplotlib: attention pictures; ctranslate2: the converted model is checked
-        # against t2t-decoder in CI.
+        # against t2t-decoder in CI; playwright (and its greenlet) drives Debian's chromium
+        # (/usr/bin/chromium, which .ci/run installs) to test t2t-server's page.
         "test": ["pytest==9.2.0", "pytest-xdist==3.8.0", "execnet==2.1.2", "matplotlib==3.11.2",
-                 "ctranslate2==4.8.5", "aiohttp==3.14.5", "prometheus-client==0.26.0"],
+                 "ctranslate2==4.8.5", "aiohttp==3.14.5", "prometheus-client==0.26.0",
+                 "playwright==1.65.2", "greenlet==3.5.6"],
         # t2t-server (HTTP, dynamic batching, Prometheus metrics).
         "serve": ["aiohttp==3.14.5", "prometheus-client==0.26.0"],
         # t2t-exporter --format=ctranslate2 (the exported model then needs only

@@ -6,6 +6,8 @@
     GET  /healthz                                   200 while the process serves HTTP
     GET  /readyz                                    200 once warmed up, 503 otherwise
     GET  /metrics                                   Prometheus (`metrics`)
+    GET  /                                          a page to translate in a browser
+                                                    (static/index.html, over the API)
 
 Every answer other than 200 has a JSON body {"error": {"code", "message"}}:
 400 malformed JSON or wrong types, 404 unknown route, model or version, 413 a
@@ -19,6 +21,7 @@ import dataclasses
 import functools
 import json
 import logging
+import pathlib
 import time
 from typing import List, Optional
 
@@ -34,6 +37,16 @@ from t2t_lite.serve.payloads import ApiError
 LOG = logging.getLogger("t2t_lite.serve")
 _NAME = r"{name:[^/:]+}"
 _VERSION = r"{version:[^/:]+}"
+PAGE = pathlib.Path(__file__).parent / "static" / "index.html"
+# The page loads nothing from elsewhere and talks only to this server; its one inline
+# script and style are all it runs.
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'unsafe-inline'; "
+                               "style-src 'unsafe-inline'; connect-src 'self'; img-src data:; "
+                               "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-cache",
+}
 
 
 @dataclasses.dataclass
@@ -177,6 +190,16 @@ async def handle_readyz(request: web.Request) -> web.Response:
     return json_response({"status": "ready", "model": state.model()})
 
 
+def page_handler():
+    """The handler of GET /: the page, read once here (a missing file fails at start-up)."""
+    body = PAGE.read_bytes()
+
+    async def handle_page(request: web.Request) -> web.Response:
+        return web.Response(body=body, content_type="text/html", charset="utf-8",
+                            headers=PAGE_HEADERS)
+    return handle_page
+
+
 async def handle_metrics(request: web.Request) -> web.Response:
     state: ServerState = request.app[STATE]
     return web.Response(body=state.metrics.exposition(),
@@ -188,7 +211,7 @@ def _as_api_error(error: web.HTTPException, config: ServerConfig) -> ApiError:
         return ApiError(413, "too_large", f"The request body is larger than "
                                           f"{config.max_body_bytes:,} bytes (--max_body_bytes).")
     if error.status == 404:
-        return ApiError(404, "not_found", "No such route; see GET /v1/models/NAME, "
+        return ApiError(404, "not_found", "No such route; see GET /, /v1/models/NAME, "
                                           "POST /v1/translate, /healthz, /readyz, /metrics.")
     if error.status == 405:
         return ApiError(405, "method_not_allowed", f"{error.reason}.")
@@ -236,4 +259,5 @@ def make_app(state: ServerState) -> web.Application:
     app.router.add_get("/healthz", handle_healthz)
     app.router.add_get("/readyz", handle_readyz)
     app.router.add_get("/metrics", handle_metrics)
+    app.router.add_get("/", page_handler())
     return app
