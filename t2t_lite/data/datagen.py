@@ -9,8 +9,11 @@ ids, split names and shard names are defined in `t2t_lite.data.layout`):
   - `{problem}-{split}-{i:05d}-of-{n:05d}` for split in train, dev, test: TFRecord
     files of `tf.train.Example` with int64-list features "inputs" (source ids)
     and "targets" (target ids), each ending with EOS=1. Example k of a split goes
-    to shard k % n, in the problem's order;
-  - `{problem}.datagen.json`: vocabulary file and size, special ids, and per
+    to shard k % n, in the problem's order; each train shard is then shuffled
+    (seeded), so any prefix of it samples the whole corpus, while dev and test
+    keep the problem's order (`t2t_lite.data.split_writer`);
+  - `{problem}.datagen.json`: vocabulary file and size, special ids, the layout
+    version (`t2t_lite.data.layout.LAYOUT_VERSION`) and shuffle seed, and per
     split the shard files with their sizes and SHA-256 (`t2t_lite.data.integrity`),
     example and subword counts, and what was dropped;
   - `{problem}-{split}.{suffix}`: plain-text files a problem asks for
@@ -22,10 +25,17 @@ more pieces; a note is printed) is in the metadata.
 
 Every file is written under a hidden temporary name (`.incomplete.<name>`) and
 renamed when complete, so a killed run never leaves a half-written shard or
-vocabulary; leftovers of a killed run are deleted by the next one. A second run
-reuses the vocabulary and every split whose shards and metadata are complete
-and whose shards have the sizes it recorded, and says so; a split with a
-missing or resized shard is written again; delete the files to regenerate them.
+vocabulary; leftovers of a killed run are deleted by the next one. A split
+killed part-way resumes from the chunks it had encoded and the shards it had
+written (`t2t_lite.data.split_writer`). A second run reuses the vocabulary and
+every split whose shards and metadata are complete and whose shards have the
+sizes it recorded, and says so; a split with a missing or resized shard is
+written again, and so are train shards written in corpus order by an older
+t2t-datagen (no layout version); delete the files to regenerate them.
+
+Long steps print a progress line at least every 10 seconds (`progress`), and
+the encoding is spread over every core (`encoding`) with the same output as
+on one.
 
 Dropping policy: pairs with an empty or whitespace-only side are dropped from
 train and counted; dev and test keep all pairs (counted) so that they line up
@@ -38,23 +48,24 @@ import json
 import os
 import random
 import time
-from typing import Callable, Dict, Iterable, List, Optional, Union
-
-import tensorflow as tf
+from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 from t2t_lite import registry
+from t2t_lite.data.encoding import make_encoder
 from t2t_lite.data.integrity import (check_shards, count_records, damaged_shards,
                                      shard_records)
-from t2t_lite.data.layout import EOS_ID, PAD_ID, SPLITS, shard_name
+from t2t_lite.data.layout import EOS_ID, LAYOUT_VERSION, PAD_ID, SPLITS, shard_name
 from t2t_lite.data.problem import Pair, Problem
+from t2t_lite.data.progress import Clock, Progress, heartbeat
+from t2t_lite.data.split_writer import (  # EMPTY_SIDE: datagen.EMPTY_SIDE for callers
+    EMPTY_SIDE, STATE_PREFIX, TMP_PREFIX, remove_state, state_prefix, write_atomically,
+    write_split)
 from t2t_lite.data.t2t_subwords import T2TSubwordVocab
 from t2t_lite.data.vocab import SubwordVocab, train_sentencepiece, vocab_path
 from t2t_lite.errors import T2TError
 
-_TMP_PREFIX = ".incomplete."
-_ENCODE_BATCH = 2048
 _SAMPLE_SEED = 1234
-EMPTY_SIDE = "empty source or target"
+SHUFFLE_SEED = 1234  # train shards' permutations (recorded in the metadata)
 
 
 def shard_paths(data_dir: str, problem_name: str, split: str, num_shards: int) -> List[str]:
@@ -77,42 +88,37 @@ def read_metadata(data_dir: str, problem_name: str) -> Dict:
         return json.load(f)
 
 
-def _tmp_path(path: str) -> str:
-    return os.path.join(os.path.dirname(path), _TMP_PREFIX + os.path.basename(path))
-
-
-def _write_atomically(path: str, data: bytes) -> None:
-    tmp = _tmp_path(path)
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
-
-
 def _write_metadata(data_dir: str, meta: Dict) -> None:
     text = json.dumps(meta, indent=2, sort_keys=True) + "\n"
-    _write_atomically(metadata_path(data_dir, meta["problem"]), text.encode("utf-8"))
+    write_atomically(metadata_path(data_dir, meta["problem"]), text.encode("utf-8"))
 
 
 def _remove_leftovers(data_dir: str, problem_name: str, log: Callable[[str], None]) -> None:
-    stale = [f for f in os.listdir(data_dir) if f.startswith(_TMP_PREFIX + problem_name)]
+    stale = [f for f in os.listdir(data_dir)
+             if f.startswith((TMP_PREFIX + problem_name, TMP_PREFIX + STATE_PREFIX + problem_name))]
     for name in stale:
         os.remove(os.path.join(data_dir, name))
     if stale:
         log(f"  removed {len(stale)} incomplete file(s) left by an interrupted run")
 
 
-def _sample_pairs(pairs: Iterable[Pair], max_pairs: int) -> List[Pair]:
-    """Reservoir-samples at most `max_pairs` train pairs (seeded)."""
+def _sample_pairs(pairs: Iterable[Pair], max_pairs: int,
+                  progress: Progress) -> Tuple[List[Pair], int]:
+    """Reservoir-samples at most `max_pairs` train pairs (seeded); returns them
+    and the number of pairs read."""
     rng = random.Random(_SAMPLE_SEED)
     sample: List[Pair] = []
-    for seen, pair in enumerate(pairs):
-        if seen < max_pairs:
+    seen = 0
+    for seen, pair in enumerate(pairs, 1):
+        if seen <= max_pairs:
             sample.append(pair)
         else:
-            j = rng.randint(0, seen)
+            j = rng.randint(0, seen - 1)
             if j < max_pairs:
                 sample[j] = pair
-    return sample
+        if seen % 4096 == 0:
+            progress.update(seen)
+    return sample, seen
 
 
 def build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
@@ -129,28 +135,41 @@ def build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
     Raises:
       T2TError: `data_dir` already holds another vocabulary than `vocab_model`.
     """
+    return _build_vocab(problem, data_dir, tmp_dir, log, vocab_model)[0]
+
+
+def _build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
+                 log: Callable[[str], None], vocab_model: Optional[str],
+                 clock: Clock = time.monotonic) -> Tuple[SubwordVocab, Optional[int]]:
+    """`build_vocab`, also returning the number of train pairs when it read them."""
     path = data_vocab_path(data_dir, problem, vocab_model)
     if vocab_model:
-        return _copy_vocab(vocab_model, path, log)
+        return _copy_vocab(vocab_model, path, log), None
     if path.endswith(T2T_SUFFIX):  # copied by an earlier run with a t2t vocab_model
         vocab = T2TSubwordVocab.from_file(path)
         log(f"  vocabulary: reusing {os.path.basename(path)} ({vocab.vocab_size} subwords)")
-        return vocab
+        return vocab, None
     if os.path.isfile(path):
         vocab = SubwordVocab.from_file(path)
         log(f"  vocabulary: reusing {os.path.basename(path)} ({vocab.vocab_size} pieces)")
-        return vocab
+        return vocab, None
     start = time.time()
-    pairs = _sample_pairs(problem.raw_pairs("train", tmp_dir), problem.vocab_sample_pairs)
+    pairs, train_pairs = _sample_pairs(
+        problem.raw_pairs("train", tmp_dir), problem.vocab_sample_pairs,
+        Progress(log, "  vocabulary: reading the train pairs,", clock=clock))
     sentences = [s for pair in pairs for s in pair if s.strip()]
     if not sentences:
         raise T2TError(f"{problem.name}: the train split is empty; cannot learn a vocabulary.")
     whole_words = ({w for _, target in pairs for w in target.split()}
                    if problem.target_tokens_whole else set())
+    log(f"  vocabulary: learning {problem.vocab_size} pieces from {len(sentences):,} "
+        f"sentences (sampled from {train_pairs:,} train pairs)")
+    learn_start = time.time()
     # An upper bound: a small corpus (e.g. the treebank sample for a 16K-piece
     # problem) gets all the pieces SentencePiece can learn, with a note.
-    proto = train_sentencepiece(sentences, problem.vocab_size, hard_limit=False,
-                                whole_words=whole_words)
+    with heartbeat(log, "  vocabulary: learning"):
+        proto = train_sentencepiece(sentences, problem.vocab_size, hard_limit=False,
+                                    whole_words=whole_words)
     vocab = SubwordVocab(proto)
     if vocab.vocab_size < problem.vocab_size:
         log(f"  note: the train text supports only {vocab.vocab_size} of the "
@@ -158,8 +177,9 @@ def build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
     _write_vocab(vocab, path)
     log(f"  vocabulary: learned {os.path.basename(path)} ({vocab.vocab_size} pieces"
         + (f", {len(whole_words)} of them whole target tokens" if whole_words else "")
-        + f") from {len(sentences):,} sentences in {time.time() - start:.1f} s")
-    return vocab
+        + f") from {len(sentences):,} sentences in {time.time() - start:.1f} s "
+        f"(learning {time.time() - learn_start:.1f} s)")
+    return vocab, train_pairs
 
 
 T2T_SUFFIX = ".subwords"
@@ -182,8 +202,8 @@ def data_vocab_path(data_dir: str, problem: Problem, vocab_model: Optional[str] 
 def _write_vocab(vocab: SubwordVocab, path: str) -> None:
     """Writes the SentencePiece model to `path` and its readable piece table beside it."""
     table = "".join(f"{piece}\t{i}\n" for i, piece in enumerate(vocab.pieces()))
-    _write_atomically(os.path.splitext(path)[0] + ".vocab", table.encode("utf-8"))
-    _write_atomically(path, vocab.model_proto)  # last: its presence means it is complete
+    write_atomically(os.path.splitext(path)[0] + ".vocab", table.encode("utf-8"))
+    write_atomically(path, vocab.model_proto)  # last: its presence means it is complete
 
 
 def _copy_vocab(source: str, path: str, log: Callable[[str], None]) -> SubwordVocab:
@@ -212,73 +232,12 @@ def _copy_vocab(source: str, path: str, log: Callable[[str], None]) -> SubwordVo
             f"the same as {source})")
         return vocab
     if path.endswith(T2T_SUFFIX):
-        _write_atomically(path, proto)
+        write_atomically(path, proto)
     else:
         _write_vocab(vocab, path)
     log(f"  vocabulary: {os.path.basename(path)} copied from {source} "
         f"({vocab.vocab_size} pieces)")
     return vocab
-
-
-def _int64_example(inputs: List[int], targets: List[int]) -> bytes:
-    feature = {
-        "inputs": tf.train.Feature(int64_list=tf.train.Int64List(value=inputs)),
-        "targets": tf.train.Feature(int64_list=tf.train.Int64List(value=targets)),
-    }
-    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
-
-
-def _rows(ragged: tf.RaggedTensor) -> List[List[int]]:
-    values, splits = ragged.flat_values.numpy(), ragged.row_splits.numpy()
-    return [values[splits[i]:splits[i + 1]].tolist() for i in range(len(splits) - 1)]
-
-
-def write_split(pairs: Iterable[Pair], vocab: SubwordVocab, paths: List[str],
-                drop_empty: bool) -> Dict:
-    """Encodes `pairs` and writes them round-robin to `paths` atomically; returns the counts."""
-    stats = {"examples": 0, "source_subwords": 0, "target_subwords": 0,
-             "max_source_length": 0, "max_target_length": 0,
-             "dropped": {EMPTY_SIDE: 0}, "kept_with_empty_side": 0,
-             "shards": [os.path.basename(p) for p in paths]}
-    tmps = [_tmp_path(p) for p in paths]
-    writers = [tf.io.TFRecordWriter(t) for t in tmps]
-
-    def flush(batch: List[Pair]) -> None:
-        sources = _rows(vocab.encode(tf.constant([s for s, _ in batch])))
-        targets = _rows(vocab.encode(tf.constant([t for _, t in batch])))
-        for src_ids, tgt_ids in zip(sources, targets):
-            writers[stats["examples"] % len(writers)].write(_int64_example(src_ids, tgt_ids))
-            stats["examples"] += 1
-            stats["source_subwords"] += len(src_ids)
-            stats["target_subwords"] += len(tgt_ids)
-            stats["max_source_length"] = max(stats["max_source_length"], len(src_ids))
-            stats["max_target_length"] = max(stats["max_target_length"], len(tgt_ids))
-
-    try:
-        batch: List[Pair] = []
-        for source, target in pairs:
-            if not source.strip() or not target.strip():
-                if drop_empty:
-                    stats["dropped"][EMPTY_SIDE] += 1
-                    continue
-                stats["kept_with_empty_side"] += 1
-            batch.append((source, target))
-            if len(batch) == _ENCODE_BATCH:
-                flush(batch)
-                batch = []
-        if batch:
-            flush(batch)
-    except BaseException:
-        for writer, tmp in zip(writers, tmps):
-            writer.close()
-            os.remove(tmp)
-        raise
-    for writer in writers:
-        writer.close()
-    for tmp, path in zip(tmps, paths):
-        os.replace(tmp, path)
-    stats.update(shard_records(paths))
-    return stats
 
 
 def _split_line(split: str, s: Dict, reused: bool) -> str:
@@ -303,29 +262,35 @@ def _write_text_files(problem: Problem, split: str, data_dir: str, tmp_dir: Opti
     for suffix, lines in problem.text_files(split, tmp_dir).items():
         path = text_file_path(data_dir, problem.name, split, suffix)
         if not os.path.isfile(path):
-            _write_atomically(path, "".join(line + "\n" for line in lines).encode("utf-8"))
+            write_atomically(path, "".join(line + "\n" for line in lines).encode("utf-8"))
             log(f"  {split}: wrote {os.path.basename(path)}")
 
 
 def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional[str] = None,
                   log: Callable[[str], None] = print,
-                  vocab_model: Optional[str] = None) -> Dict:
+                  vocab_model: Optional[str] = None, *, threads: Optional[int] = None,
+                  clock: Clock = time.monotonic) -> Dict:
     """Builds the vocabulary and the train/dev/test shards of `problem` in `data_dir`.
 
     Args:
       problem: a registered problem name (aliases resolve) or a `Problem` instance.
       data_dir: output directory (created if needed).
       tmp_dir: where the problem looks for raw files (see each problem's docs).
-      log: receives the progress and summary lines.
+      log: receives the progress and summary lines (a progress line at least
+        every 10 seconds of a long step).
       vocab_model: a SentencePiece model file to encode with instead of
         learning a vocabulary (`t2t-datagen --vocab_from=M`: fine-tuning M).
+      threads: encoding threads (default: every core); the shards are the
+        same for any number.
+      clock: monotonic seconds, for the progress lines (tests pass a fake one).
 
     Returns:
       The metadata written to `{problem}.datagen.json`.
 
     Raises:
       T2TError: unknown problem, unreadable or mismatched raw data, data that
-        would need a download without network.
+        would need a download without network, a data directory of a newer
+        t2t-datagen.
     """
     if isinstance(problem, str):
         problem = registry.problem(problem)
@@ -333,9 +298,10 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
     log(f"t2t-datagen: {problem.name} ({problem.source_language}->{problem.target_language}) "
         f"into {data_dir}")
     _remove_leftovers(data_dir, problem.name, log)
-    vocab = build_vocab(problem, data_dir, tmp_dir, log, vocab_model)
-    vocab_file = data_vocab_path(data_dir, problem, vocab_model)
     meta = read_metadata(data_dir, problem.name)
+    _check_layout(meta, problem.name, data_dir, log)
+    vocab, train_pairs = _build_vocab(problem, data_dir, tmp_dir, log, vocab_model, clock)
+    vocab_file = data_vocab_path(data_dir, problem, vocab_model)
     digest = hashlib.sha256(vocab.model_proto).hexdigest()
     if meta.get("vocab_sha256") != digest:
         meta["splits"] = {}  # shards encoded with another vocabulary are not reused
@@ -343,40 +309,77 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
                 target_language=problem.target_language,
                 vocab_file=os.path.basename(vocab_file),
                 vocab_size=vocab.vocab_size, pad_id=PAD_ID, eos_id=EOS_ID,
-                features={"inputs": "int64 source ids + EOS", "targets": "int64 target ids + EOS"})
+                features={"inputs": "int64 source ids + EOS", "targets": "int64 target ids + EOS"},
+                layout_version=LAYOUT_VERSION, shuffle_seed=SHUFFLE_SEED)
     meta.setdefault("splits", {})
+    encode = make_encoder(vocab, threads)
     for split in SPLITS:
         paths = shard_paths(data_dir, problem.name, split, problem.num_shards(split))
-        done = meta["splits"].get(split)
         _write_text_files(problem, split, data_dir, tmp_dir, log)
-        if done and done["shards"] == [os.path.basename(p) for p in paths] and all(
-                os.path.isfile(p) for p in paths):
-            if "shard_bytes" not in done:  # written before sizes were recorded
-                # Record sizes and checksums only of shards that read back whole:
-                # recording damaged bytes would make the damage look intended.
-                found = count_records(paths)
-                if found == done["examples"]:
-                    done.update(shard_records(paths))
-                    log(f"  {split}: recorded the sizes and checksums of the existing shards "
-                        f"({found:,} examples read back)")
-            if "shard_bytes" not in done:
-                what = "unreadable records" if found is None else f"{found:,} examples"
-                log(f"  {split}: the existing shards hold {what}, not the "
-                    f"{done['examples']:,} t2t-datagen wrote; writing the split again")
-            else:
-                damaged = damaged_shards(data_dir, problem.name, done)
-                if not damaged:
-                    log(_split_line(split, done, reused=True))
-                    continue
-                log(f"  {split}: {damaged[0]}; writing the split again")
+        prefix = state_prefix(data_dir, problem.name, split)
+        if _reusable(meta, split, paths, data_dir, problem.name, log):
+            remove_state(prefix)  # left if killed after recording the split
+            continue
+        old = meta["splits"].pop(split, None)
+        _write_metadata(data_dir, meta)  # the old shards are no longer vouched for
+        total = train_pairs if split == "train" else None
+        if old and total is None:
+            total = old["examples"] + sum(old["dropped"].values())
         start = time.time()
-        stats = write_split(problem.raw_pairs(split, tmp_dir), vocab, paths,
-                            drop_empty=(split == "train"))
+        stats = write_split(
+            lambda split=split: problem.raw_pairs(split, tmp_dir), encode, paths, prefix,
+            {"vocab_sha256": digest, "layout_version": LAYOUT_VERSION},
+            shuffle_seed=SHUFFLE_SEED if split == "train" else None,
+            drop_empty=(split == "train"), log=log, label=f"  {split}", total_pairs=total,
+            clock=clock)
         meta["splits"][split] = stats
         _write_metadata(data_dir, meta)
+        remove_state(prefix)
         log(_split_line(split, stats, reused=False) + f" [{time.time() - start:.1f} s]")
     _write_metadata(data_dir, meta)
     return meta
+
+
+def _check_layout(meta: Dict, problem_name: str, data_dir: str,
+                  log: Callable[[str], None]) -> None:
+    """Drops train shards of layout 1 (corpus order) from `meta`, saying so;
+    refuses a data directory of a newer layout."""
+    version = meta.get("layout_version", 1)
+    if version > LAYOUT_VERSION:
+        raise T2TError(f"{data_dir} holds data of a newer t2t-datagen (layout {version}; this "
+                       f"one writes layout {LAYOUT_VERSION}): use a new --data_dir.")
+    if version < LAYOUT_VERSION and meta.get("splits", {}).pop("train", None):
+        log("  train: the shards hold the corpus in order (an older t2t-datagen); "
+            "writing them again, each shuffled")
+
+
+def _reusable(meta: Dict, split: str, paths: List[str], data_dir: str, problem_name: str,
+              log: Callable[[str], None]) -> bool:
+    """Whether the split's shards in `meta` are complete and as recorded (says so);
+    records sizes and checksums for metadata from before they were recorded."""
+    done = meta["splits"].get(split)
+    if not (done and done["shards"] == [os.path.basename(p) for p in paths]
+            and all(os.path.isfile(p) for p in paths)):
+        return False
+    if "shard_bytes" not in done:  # written before sizes were recorded
+        # Record sizes and checksums only of shards that read back whole:
+        # recording damaged bytes would make the damage look intended.
+        found = count_records(paths)
+        if found == done["examples"]:
+            done.update(shard_records(paths))
+            log(f"  {split}: recorded the sizes and checksums of the existing shards "
+                f"({found:,} examples read back)")
+        else:
+            what = "unreadable records" if found is None else f"{found:,} examples"
+            log(f"  {split}: the existing shards hold {what}, not the "
+                f"{done['examples']:,} t2t-datagen wrote; writing the split again")
+            return False
+    damaged = damaged_shards(data_dir, problem_name, done)
+    if damaged:
+        log(f"  {split}: {damaged[0]}; writing the split again")
+        return False
+    log(_split_line(split, done, reused=True))
+    return True
 
 
 def verify_data(problem: Union[str, Problem], data_dir: str,

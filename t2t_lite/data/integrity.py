@@ -15,6 +15,7 @@ from typing import Dict, Iterable, List, Optional
 
 import tensorflow as tf
 
+from t2t_lite.data.layout import LAYOUT_VERSION
 from t2t_lite.errors import T2TError
 
 _BLOCK = 1 << 20
@@ -86,11 +87,16 @@ def damaged_shards(data_dir: str, problem_name: str, split_meta: Dict,
 
 def check_shards(data_dir: str, problem_name: str, meta: Dict, splits: Iterable[str],
                  checksums: bool = False) -> None:
-    """Raises a one-line `T2TError` naming the first damaged shard of `splits`."""
+    """Raises a one-line `T2TError` naming the first damaged shard of `splits`,
+    or saying that the train shards are in corpus order (an older layout)."""
     for split in splits:
         split_meta = meta.get("splits", {}).get(split)
         if split_meta is None:
             continue  # the pipeline says which split is missing
+        if split == "train" and meta.get("layout_version", 1) < LAYOUT_VERSION:
+            raise T2TError(f"The train shards of {problem_name} in {data_dir} hold the corpus "
+                           "in order (written by an older t2t-datagen): re-run t2t-datagen "
+                           f"--problem={problem_name} --data_dir={data_dir} to shuffle them.")
         problems = damaged_shards(data_dir, problem_name, split_meta, checksums)
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""

@@ -8,6 +8,9 @@ vocabulary, the model's padding masks and the problems import them from here.
   - Splits: "train", "dev", "test".
   - Shards: `{problem}-{split}-{index:05d}-of-{total:05d}`, e.g.
     `translate_ende-train-00003-of-00100`, TFRecord files in the data dir.
+  - Layout version (`LAYOUT_VERSION`, "layout_version" in the datagen
+    metadata): 2 = train shards each shuffled (any prefix samples the whole
+    corpus); 1 (no version recorded) = train shards in corpus order.
 
 Pure Python (no TensorFlow), so light modules such as `t2t_lite.parsing.trees`
 can import it.
@@ -23,6 +26,8 @@ EOS_ID = 1
 UNK_ID = 2
 
 SPLITS = ("train", "dev", "test")
+
+LAYOUT_VERSION = 2
 
 _SHARD_DIGITS = 5
 

@@ -35,16 +35,28 @@ class SmallNumbers(TranslateEndeNumbers):
         super().__init__(train_size=1500, dev_size=30, test_size=30)
 
 
-def read_split(data_dir, name, split, n):
-    """All examples of a split in written order (example k is in shard k % n)."""
-    shards = [list(tf.data.TFRecordDataset(p).as_numpy_iterator())
-              for p in datagen.shard_paths(str(data_dir), name, split, n)]
-    records = [shards[k % n][k // n] for k in range(sum(map(len, shards)))]
+def read_shards(data_dir, name, split, n):
+    """The examples of each shard of a split, as (inputs, targets) id lists in file order."""
     out = []
-    for record in records:
-        ex = tf.train.Example.FromString(record).features.feature
-        out.append((list(ex["inputs"].int64_list.value), list(ex["targets"].int64_list.value)))
+    for path in datagen.shard_paths(str(data_dir), name, split, n):
+        out.append([])
+        for record in tf.data.TFRecordDataset(path).as_numpy_iterator():
+            ex = tf.train.Example.FromString(record).features.feature
+            out[-1].append((list(ex["inputs"].int64_list.value),
+                            list(ex["targets"].int64_list.value)))
     return out
+
+
+def read_split(data_dir, name, split, n):
+    """All examples of a split in written order (example k is in shard k % n; dev
+    and test keep that order, train shards are shuffled)."""
+    shards = read_shards(data_dir, name, split, n)
+    return [shards[k % n][k // n] for k in range(sum(map(len, shards)))]
+
+
+def summary(log):
+    """The log without progress lines (whose number depends on the machine's speed)."""
+    return [line for line in log if "elapsed" not in line]
 
 
 def dir_bytes(path):
@@ -81,17 +93,22 @@ def test_multi30k_slice_shards_and_summary(multi30k_slice, tmp_path):
     assert json.loads((data_dir / f"{name}.datagen.json").read_text()) == meta
 
     vocab = SubwordVocab.load(str(data_dir), SmallMulti30k())
-    examples = read_split(data_dir, name, "train", 3)
+    shards = read_shards(data_dir, name, "train", 3)
+    examples = [example for shard in shards for example in shard]
     sources = (multi30k_slice / "train.en").read_text("utf-8").split("\n")[:2000]
     targets = (multi30k_slice / "train.de").read_text("utf-8").split("\n")[:2000]
     assert all(i[-1] == 1 and t[-1] == 1 and 0 not in i + t for i, t in examples)
-    assert vocab.decode_ids([i for i, _ in examples]) == sources
-    assert vocab.decode_ids([t for _, t in examples]) == targets
+    for k, shard in enumerate(shards):  # lines k, k + 3, ... of the corpus, shuffled
+        pairs = list(zip(vocab.decode_ids([i for i, _ in shard]),
+                         vocab.decode_ids([t for _, t in shard])))
+        in_order = list(zip(sources[k::3], targets[k::3]))
+        assert sorted(pairs) == sorted(in_order) and pairs != in_order
     stats = meta["splits"]["train"]
     assert stats["source_subwords"] == sum(len(i) for i, _ in examples)
     assert stats["target_subwords"] == sum(len(t) for _, t in examples)
     assert stats["dropped"] == {datagen.EMPTY_SIDE: 0}
-    assert log[2].startswith("  train: 2,000 examples in 3 shard(s); subwords incl. EOS: source ")
+    assert summary(log)[3].startswith(
+        "  train: 2,000 examples in 3 shard(s); subwords incl. EOS: source ")
 
 
 @needs_multi30k
@@ -127,9 +144,10 @@ def test_empty_lines_policy(tmp_path):
     meta = datagen.generate_data(Tiny(), str(tmp_path / "d"), str(raw), log.append)
     assert meta["splits"]["train"]["examples"] == 297
     assert meta["splits"]["train"]["dropped"] == {datagen.EMPTY_SIDE: 3}
-    assert "dropped 3 (empty source or target: 3)" in log[2]
+    log = summary(log)
+    assert "dropped 3 (empty source or target: 3)" in log[3]
     assert (meta["splits"]["dev"]["examples"], meta["splits"]["dev"]["kept_with_empty_side"]) == (2, 2)
-    assert "kept 2 with an empty side" in log[3]
+    assert "kept 2 with an empty side" in log[4]
 
 
 def test_line_count_mismatch_leaves_nothing_behind(tmp_path):
@@ -199,7 +217,7 @@ def test_wmt_problem_through_tfds_mock(tmp_path):
 
 _KILLED_RUN = """
 import os, signal, sys
-from t2t_lite.data import datagen
+from t2t_lite.data import datagen, encoding, split_writer
 from t2t_lite.problems.translate_numbers import TranslateEndeNumbers
 
 class SmallNumbers(TranslateEndeNumbers):
@@ -207,14 +225,15 @@ class SmallNumbers(TranslateEndeNumbers):
     def __init__(self):
         super().__init__(train_size=1500, dev_size=30, test_size=30)
 
-original, calls = datagen._int64_example, [0]
-def dying_example(inputs, targets):
+split_writer.CHUNK_PAIRS = 200
+original, calls = encoding.encode_batch, [0]
+def dying_batch(vocab, pairs):
     calls[0] += 1
-    if calls[0] == 700:  # part-way through the train split, shards half written
+    if calls[0] == 4:  # part-way through the train split: 3 chunks of 200 pairs written
         os.kill(os.getpid(), signal.SIGKILL)
-    return original(inputs, targets)
-datagen._int64_example = dying_example
-datagen.generate_data(SmallNumbers(), sys.argv[1])
+    return original(vocab, pairs)
+encoding.encode_batch = dying_batch
+datagen.generate_data(SmallNumbers(), sys.argv[1], threads=1)
 """
 
 
@@ -224,13 +243,15 @@ def test_killed_run_then_rerun_equals_uninterrupted_run(tmp_path):
     proc = subprocess.run([sys.executable, "-c", _KILLED_RUN, str(killed)], env=env,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == -9, proc.stderr[-2000:]
-    left = sorted(os.listdir(killed))
-    assert left == [".incomplete.translate_ende_numbers-train-0000%d-of-00004" % i for i in range(4)
-                    ] + ["translate_ende_numbers.sp300.model", "translate_ende_numbers.sp300.vocab"]
+    state = ".partial.translate_ende_numbers-train"
+    assert sorted(os.listdir(killed)) == [
+        f"{state}.chunk-0000{i}" for i in range(3)] + [
+        f"{state}.json", "translate_ende_numbers.datagen.json",
+        "translate_ende_numbers.sp300.model", "translate_ende_numbers.sp300.vocab"]
     log = []
     datagen.generate_data(SmallNumbers(), str(killed), None, log.append)
-    assert "removed 4 incomplete file(s)" in log[1] and "reusing" in log[2]
-    datagen.generate_data(SmallNumbers(), str(clean), None, lambda s: None)
+    assert log[2] == "  train: resuming after 3 chunk(s) (600 pairs) an interrupted run encoded"
+    datagen.generate_data(SmallNumbers(), str(clean), None, lambda s: None)  # 1 chunk
     assert dir_bytes(killed) == dir_bytes(clean)
     assert len(dir_bytes(clean)) == 9
 
@@ -242,10 +263,10 @@ def test_cli_full_multi30k_as_written(tmp_path, capfd):
                            f"--data_dir={data_dir}"])
     out, err = capfd.readouterr()
     assert rc == 0 and err == ""
-    lines = out.splitlines()
-    assert lines[1].startswith("  vocabulary: learned translate_ende_multi30k.sp8000.model "
+    lines = summary(out.splitlines())
+    assert lines[2].startswith("  vocabulary: learned translate_ende_multi30k.sp8000.model "
                                "(8000 pieces) from 58,000 sentences")
-    assert [line.split(";")[0] for line in lines[2:]] == [
+    assert [line.split(";")[0] for line in lines[3:]] == [
         "  train: 29,000 examples in 4 shard(s)", "  dev: 1,014 examples in 1 shard(s)",
         "  test: 1,000 examples in 1 shard(s)"]
 
