@@ -11,11 +11,21 @@ share the problem and the vocabulary. (t2t-exporter exports one model.)
 The problem decides what is written and scored: for a parsing problem each
 output line is a tree over the input's words, and --decode_reference (gold
 trees) prints EVALB's summary instead of BLEU.
+
+`--engine=ctranslate2 [--quantization=int8]` translates with CTranslate2: the
+model is converted once by t2t-exporter's converter into a cache beside it
+(`ctranslate2_cache/`, or the user's cache directory when the model directory
+is read-only) and reused while its checkpoints are unchanged. The output has
+the same format; the decode options CTranslate2 searches differently are
+mapped as the CTranslate2 export documents and named in one line at start-up
+(`t2t-decoder: note: ...`); alignments, ensembles, --score_file,
+--decode_interactive, --jit_compile and --precision=bfloat16 are refused.
 """
 
 import argparse
 import os
 import sys
+import time
 from typing import List, Optional
 
 from t2t_lite.bin import cli
@@ -49,7 +59,14 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                    help="bfloat16: bfloat16 matmuls and cache (CPUs with AVX512-BF16, GPUs)")
     p.add_argument("--jit_compile", action="store_true",
                    help="compile the search with XLA (inputs padded to multiples of 8 tokens)")
+    p.add_argument("--engine", default="tf", choices=["tf", "ctranslate2"],
+                   help="ctranslate2: convert the model once (cached beside it) and translate "
+                        "with CTranslate2 (pip install -e '.[ctranslate2]')")
+    p.add_argument("--quantization", default=None,
+                   help="--engine=ctranslate2: the converted weights' type (float32, int8, ...)")
     args = p.parse_args(argv)
+    if args.quantization is not None and args.engine != "ctranslate2":
+        p.error("--quantization applies to --engine=ctranslate2 only")
     if not args.output_dir and not args.checkpoint_path:
         p.error("give --output_dir (model directory) or --checkpoint_path")
     args.model_dirs = ([d.strip() for d in args.output_dir.split(",") if d.strip()]
@@ -60,6 +77,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.engine == "ctranslate2":
+        return _run_ctranslate2(args)
     from t2t_lite import model_dir as model_dir_lib
     from t2t_lite.decode import decoding
     from t2t_lite.decode.scoring import score_pairs
@@ -67,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from t2t_lite.decode.translator import Translator
     from t2t_lite.data.problem import Problem
     from t2t_lite.data.t2t_subwords import T2TSubwordVocab
-    from t2t_lite.textio import read_lines, read_stream_lines
+    from t2t_lite.textio import read_lines
 
     if not (args.score_file or args.decode_interactive):
         # The input first, then the thread pools, before TensorFlow's first op fixes
@@ -76,10 +95,7 @@ def run(args: argparse.Namespace) -> int:
         _, options = decoding.parse_decode_hparams(SearchParams(), args.decode_hparams)
         for model_dir in args.model_dirs:  # a wrong directory is told before reading stdin
             model_dir_lib.read_problem(model_dir)
-        if args.decode_from_file:
-            lines = read_lines(args.decode_from_file, strip="newline")
-        else:
-            lines = read_stream_lines(sys.stdin.buffer, "standard input", strip="newline")
+        lines = _read_input(args)
         decoding.share_cores(options, options.batches(lines))
     if len(args.model_dirs) == 1:
         model, vocab, _, _ = model_dir_lib.load_model(args.model_dirs[0], args.checkpoint_path,
@@ -116,6 +132,54 @@ def run(args: argparse.Namespace) -> int:
     _write(args.decode_to_file, outputs)
     if args.decode_reference:
         print(problem.report(outputs, args.decode_reference), file=sys.stderr)
+    return 0
+
+
+def _read_input(args: argparse.Namespace) -> List[str]:
+    from t2t_lite.textio import read_lines, read_stream_lines
+
+    if args.decode_from_file:
+        return read_lines(args.decode_from_file, strip="newline")
+    return read_stream_lines(sys.stdin.buffer, "standard input", strip="newline")
+
+
+def _ctranslate2_refusal(args: argparse.Namespace) -> Optional[str]:
+    """Why CTranslate2 cannot do what these flags ask (None: it can)."""
+    refused = [(len(args.model_dirs) > 1, "ensembles (several --output_dir)"),
+               (args.score_file, "--score_file"), (args.decode_interactive, "--decode_interactive"),
+               (args.jit_compile, "--jit_compile"),
+               (args.precision != "float32", f"--precision={args.precision} (use --quantization)")]
+    names = [name for condition, name in refused if condition]
+    return (f"--engine=ctranslate2 cannot run {', '.join(names)}; drop them or use --engine=tf."
+            if names else None)
+
+
+def _run_ctranslate2(args: argparse.Namespace) -> int:
+    """Decodes the input with `CT2Engine` (see the module docstring)."""
+    from t2t_lite import model_dir as model_dir_lib
+    from t2t_lite.decode import decoding
+    from t2t_lite.decode.search import SearchParams
+    from t2t_lite.serve.ctranslate2_engine import CT2Engine
+
+    refusal = _ctranslate2_refusal(args)
+    if refusal:
+        raise cli.T2TError(refusal)
+    _, options = decoding.parse_decode_hparams(SearchParams(), args.decode_hparams)
+    model_dir = args.model_dirs[0]
+    model_dir_lib.read_problem(model_dir)  # a wrong directory is told before reading stdin
+    lines = _read_input(args)
+    engine = CT2Engine.load(model_dir, args.decode_hparams, args.checkpoint_average,
+                            args.checkpoint_path, args.quantization or "float32",
+                            workers=options.concurrent_batches(options.batches(lines)))
+    print(f"t2t-decoder: note: {engine.notice}", file=sys.stderr, flush=True)
+    start = time.time()
+    outputs = [translation.line for translation in engine.translate(lines)]
+    decoded = sum(1 for line in lines if line.strip())
+    if decoded:
+        decoding.stderr_progress(decoded, decoded, time.time() - start)
+    _write(args.decode_to_file, outputs)
+    if args.decode_reference:
+        print(engine.problem.report(outputs, args.decode_reference), file=sys.stderr)
     return 0
 
 

@@ -9,6 +9,11 @@ Serves t2t-server's API (POST /v1/translate), TF Serving's REST predict API
 Each output is what t2t-decoder writes for that line with the same flags.
 SIGTERM (or Ctrl-C) stops accepting, answers what was received within
 --drain_timeout_s, and exits.
+
+`--engine=ctranslate2 [--quantization=int8]` translates with CTranslate2 (the
+model converted once into a cache, as t2t-decoder's --engine=ctranslate2 does),
+running one batch per batch worker at once (`inter_threads`), each on its share
+of the cores; the decode options it maps are named in one line at start-up.
 """
 
 import argparse
@@ -34,6 +39,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                         "batch_size (the default of --max_batch_sentences), "
                         "parallel_batches (batches translated at once; default one per core)")
     p.add_argument("--precision", default="float32", choices=["float32", "bfloat16"])
+    p.add_argument("--engine", default="tf", choices=["tf", "ctranslate2"],
+                   help="ctranslate2: convert the model once (cached beside it) and translate "
+                        "with CTranslate2 (pip install -e '.[ctranslate2]')")
+    p.add_argument("--quantization", default=None,
+                   help="--engine=ctranslate2: the converted weights' type (float32, int8, ...)")
     p.add_argument("--model_name", help="NAME in /v1/models/NAME (TF Serving's MODEL_NAME; "
                                         "default: the model directory's name)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
@@ -58,6 +68,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                    help="after SIGTERM, how long received requests may take")
     args = p.parse_args(argv)
     cli.require(p, args, ["output_dir"])
+    if args.quantization is not None and args.engine != "ctranslate2":
+        p.error("--quantization applies to --engine=ctranslate2 only")
+    if args.engine == "ctranslate2" and args.precision != "float32":
+        p.error(f"--engine=ctranslate2 cannot run --precision={args.precision}; "
+                "use --quantization")
     return args
 
 
@@ -72,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     # Batches side by side, each op on its share of the cores (as t2t-decoder), set
     # before TensorFlow's first op fixes its thread pools.
     workers = options.concurrent_batches()
-    decoding.share_cores(options)
+    if args.engine == "tf":
+        decoding.share_cores(options)
     config = ServerConfig(
         model_name=args.model_name or os.path.basename(os.path.normpath(args.output_dir)),
         max_batch_sentences=args.max_batch_sentences or options.batch_size,
@@ -85,9 +101,15 @@ def run(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(name)s: %(message)s")
 
     from t2t_lite.serve.app import ServerState
-    from t2t_lite.serve.engine import TFEngine
-    engine = TFEngine.load(args.output_dir, args.decode_hparams, args.checkpoint_average,
-                           args.checkpoint_path, args.precision)
+    if args.engine == "ctranslate2":
+        from t2t_lite.serve.ctranslate2_engine import CT2Engine
+        engine = CT2Engine.load(args.output_dir, args.decode_hparams, args.checkpoint_average,
+                                args.checkpoint_path, args.quantization or "float32", workers)
+        print(f"t2t-server: note: {engine.notice}", file=sys.stderr, flush=True)
+    else:
+        from t2t_lite.serve.engine import TFEngine
+        engine = TFEngine.load(args.output_dir, args.decode_hparams, args.checkpoint_average,
+                               args.checkpoint_path, args.precision)
     return asyncio.run(_serve(ServerState.create(engine, config), args.host, args.port))
 
 
