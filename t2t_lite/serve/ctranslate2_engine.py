@@ -29,10 +29,9 @@ from t2t_lite import checkpoints
 from t2t_lite import model_dir as model_dir_lib
 from t2t_lite.decode import decoding
 from t2t_lite.decode.search import SearchParams, input_limit
-from t2t_lite.errors import T2TError
 from t2t_lite.export import ctranslate2_cache, ctranslate2_export
 from t2t_lite.export.ctranslate2_client import CT2Translator
-from t2t_lite.serve.engine import WARM_UP_SENTENCE, Translation
+from t2t_lite.serve.engine import WARM_UP_SENTENCE, Translation, decode_settings
 from t2t_lite.threads import usable_cores
 
 
@@ -108,12 +107,9 @@ class CT2Engine:
         Raises:
           T2TError: bad decode hparams, `alignments=true`, and the conversion's errors.
         """
-        problem = model_dir_lib.problem_of(model_dir)
-        params, options = decoding.parse_decode_hparams(SearchParams.for_problem(problem),
-                                                        decode_hparams)
-        if options.alignments:
-            raise T2TError("alignments=true needs the TF engine: CTranslate2's attention is "
-                           "not mapped to words; drop --engine=ctranslate2.")
+        problem, params, options = decode_settings(
+            model_dir, decode_hparams, "alignments=true needs the TF engine: CTranslate2's "
+            "attention is not mapped to words; drop --engine=ctranslate2.")
         path, used = ctranslate2_cache.cached_conversion(
             model_dir, checkpoint_path, checkpoint_average, quantization, params.tree_constraint)
         hparams = model_dir_lib.read_hparams(model_dir)

@@ -25,6 +25,21 @@ from t2t_lite.errors import T2TError
 WARM_UP_SENTENCE = "Hello world."
 
 
+def decode_settings(model_dir: str, decode_hparams: str, alignments_refusal: str):
+    """(problem, `SearchParams`, `DecodeOptions`) of `model_dir` under t2t-decoder's
+    --decode_hparams, for an engine that writes no alignments.
+
+    Raises:
+      T2TError: bad decode hparams, or `alignments=true` (`alignments_refusal`).
+    """
+    problem = model_dir_lib.problem_of(model_dir)
+    params, options = decoding.parse_decode_hparams(SearchParams.for_problem(problem),
+                                                    decode_hparams)
+    if options.alignments:
+        raise T2TError(alignments_refusal)
+    return problem, params, options
+
+
 @dataclasses.dataclass(frozen=True)
 class Translation:
     """One sentence's result."""
@@ -67,12 +82,9 @@ class TFEngine:
           T2TError: a missing model directory or checkpoint, bad decode hparams, or
             `alignments=true` (not served).
         """
-        problem = model_dir_lib.problem_of(model_dir)
-        params, options = decoding.parse_decode_hparams(SearchParams.for_problem(problem),
-                                                        decode_hparams)
-        if options.alignments:
-            raise T2TError("alignments=true is not served: t2t-server writes translations "
-                           "(and scores) only.")
+        problem, params, options = decode_settings(
+            model_dir, decode_hparams, "alignments=true is not served: t2t-server writes "
+            "translations (and scores) only.")
         model, vocab, _, _, used = model_dir_lib.load_model_and_checkpoints(
             model_dir, checkpoint_path, checkpoint_average, precision)
         version = max(checkpoints.checkpoint_step(path) for path in used)
