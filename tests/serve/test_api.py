@@ -10,7 +10,8 @@ import re
 
 import pytest
 
-from conftest import FAIL, MODEL_NAME, RunningServer, ScriptedEngine, decoder_lines, http, metric
+from serving import (FAIL, MODEL_NAME, RunningServer, ScriptedEngine, decoder_lines, http, metric,
+                     engine, model_path)  # noqa: F401 (fixtures used by name)
 from model_dirs import number_sentences
 from paths import REPO_ROOT
 from t2t_lite.serve.config import ServerConfig

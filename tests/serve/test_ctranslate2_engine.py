@@ -16,7 +16,8 @@ import pytest
 ctranslate2 = pytest.importorskip("ctranslate2", reason="the ctranslate2 extra is not installed")
 import sentencepiece  # noqa: E402
 
-from conftest import MODEL_NAME, RunningServer, decoder_lines, http  # noqa: E402
+from serving import (MODEL_NAME, RunningServer, decoder_lines, http,  # noqa: E402
+                     engine, model_path)  # noqa: F401 (fixtures used by name)
 from model_dirs import number_sentences  # noqa: E402
 from t2t_lite.bin import t2t_decoder, t2t_server  # noqa: E402
 from t2t_lite.decode.search import SearchParams  # noqa: E402

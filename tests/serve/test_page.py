@@ -18,7 +18,8 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from conftest import MODEL_NAME, RunningServer, ScriptedEngine, decoder_lines, http
+from serving import (MODEL_NAME, RunningServer, ScriptedEngine, decoder_lines, http,
+                     engine, model_path)  # noqa: F401 (fixtures used by name)
 from model_dirs import number_sentences
 from t2t_lite.serve.config import ServerConfig
 from t2t_lite.serve.engine import Translation

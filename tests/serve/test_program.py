@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from conftest import DECODE, decoder_lines, http, metric
+from serving import (DECODE, decoder_lines, http, metric,
+                     engine, model_path)  # noqa: F401 (fixtures used by name)
 from model_dirs import number_sentences
 
 REQUESTS = [number_sentences(120)[i::3] for i in range(3)]  # 3 requests of 40 sentences

@@ -13,7 +13,8 @@ from collections import Counter
 
 import pytest
 
-from conftest import BLOCK, MODEL_NAME, RunningServer, ScriptedEngine, decoder_lines, http
+from serving import (BLOCK, MODEL_NAME, RunningServer, ScriptedEngine, decoder_lines, http,
+                     engine, model_path)  # noqa: F401 (fixtures used by name)
 from model_dirs import number_sentences
 from t2t_lite.serve.batcher import Observer
 from t2t_lite.serve.config import ServerConfig

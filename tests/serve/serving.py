@@ -2,7 +2,9 @@
 test hooks, a server running in a thread, and an HTTP client.
 
 Each test module starts one server (a module-scoped fixture) on a free port of
-127.0.0.1 and stops it at the end.
+127.0.0.1 and stops it at the end. Not a conftest.py: the suite's modules import
+`conftest` by name (tests/conftest.py), and a second conftest module would take
+that name; a test module imports the fixtures it uses from here.
 """
 
 import asyncio
