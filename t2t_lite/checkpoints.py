@@ -39,8 +39,8 @@ def list_checkpoints(model_dir: str) -> List[str]:
     leaves it listed without its index (TensorFlow deletes the index first)
     until its next save; such a checkpoint is not offered.
 
-    While `model_dir` is being replaced (a `best/` or an average), the
-    checkpoints of its complete previous copy (`atomic.readable_dir`).
+    While `model_dir` is being replaced (a `best/` or an average), it lists
+    the checkpoints of its complete previous copy (`atomic.readable_dir`).
 
     Raises:
       T2TError: the directory has no checkpoint.

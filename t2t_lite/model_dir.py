@@ -97,15 +97,23 @@ def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str
     atomic.write_text(hparams_path, hparams.to_json())  # last: marks the directory complete
 
 
-def _file(model_dir: str, name: str) -> str:
+def file_path(model_dir: str, name: str) -> str:
     """The path of `name` in `model_dir`, or in its complete previous copy while
     `model_dir` is being replaced (`atomic.readable_dir`: a `best/` or an
-    average whose replacement a kill cut short)."""
+    average whose replacement a kill cut short). Every reader of a model
+    directory's files goes through it."""
     return os.path.join(atomic.readable_dir(model_dir), name)
 
 
+def require_dir(model_dir: str) -> None:
+    """Raises T2TError when `model_dir` does not exist (nor its previous copy while
+    it is being replaced: `atomic.readable_dir`)."""
+    if not os.path.isdir(atomic.readable_dir(model_dir)):
+        raise T2TError(f"Model directory {model_dir!r} does not exist.")
+
+
 def _read_json(model_dir: str, name: str) -> Any:
-    path = _file(model_dir, name)
+    path = file_path(model_dir, name)
     if not os.path.exists(path):
         raise T2TError(f"{model_dir} is not a t2t-lite model directory (no {name}); "
                        "train with t2t-trainer --output_dir first.")
@@ -131,7 +139,7 @@ def read_problem(model_dir: str) -> Dict[str, Any]:
 
 def vocab_path(model_dir: str) -> str:
     """The copy of the subword model inside `model_dir`."""
-    path = _file(model_dir, read_problem(model_dir)["vocab_file"])
+    path = file_path(model_dir, read_problem(model_dir)["vocab_file"])
     if not os.path.exists(path):
         raise T2TError(f"Vocabulary {path} is missing from the model directory.")
     return path
@@ -146,12 +154,12 @@ def copy_metadata(src_dir: str, dst_dir: str) -> None:
     if is_imported(src_dir):
         names.append(IMPORT_FILE)
     for name in names:
-        atomic.copy_file(_file(src_dir, name), os.path.join(dst_dir, name))
+        atomic.copy_file(file_path(src_dir, name), os.path.join(dst_dir, name))
 
 
 def is_imported(model_dir: str) -> bool:
     """Whether `model_dir` holds a model imported from tensor2tensor (`t2t-import`)."""
-    return os.path.exists(_file(model_dir, IMPORT_FILE))
+    return os.path.exists(file_path(model_dir, IMPORT_FILE))
 
 
 def problem_of(model_dir: str):
@@ -289,7 +297,7 @@ def write_average(model_dir: str, avg_dir: str, last: int = 5,
 def read_best(model_dir: str) -> Optional[Dict[str, Any]]:
     """`model_dir/best/best.json` ({"bleu", "step"}), or None before any; that
     of the previous `best/` while it is being replaced (`_file`)."""
-    path = _file(os.path.join(model_dir, BEST_DIR), BEST_FILE)
+    path = file_path(os.path.join(model_dir, BEST_DIR), BEST_FILE)
     if not os.path.exists(path):
         return None
     with open(path, encoding="utf-8") as f:

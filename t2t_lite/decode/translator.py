@@ -15,17 +15,24 @@ from t2t_lite.data.layout import EOS_ID
 from t2t_lite.decode.search import Search
 
 
-def truncate_and_pad(ragged: tf.RaggedTensor, max_length: Optional[int]) -> tf.Tensor:
-    """Encoded rows [B, (S)] (each ending with EOS) -> int32 [B, S] model inputs.
+def truncate(ragged: tf.RaggedTensor, max_length: Optional[int]) -> tf.RaggedTensor:
+    """Encoded rows [B, (S)] (each ending with EOS), each at most `max_length` long.
 
     A row longer than `max_length` keeps its first `max_length - 1` subwords and
     the EOS. The EOS is cut first, so rows that were short enough do not get a
-    second one. `max_length` None: no row is truncated.
+    second one. `max_length` None: no row is truncated. Runs eagerly or in a
+    graph (the SavedModel's signatures).
     """
-    if max_length is not None and bool(tf.reduce_any(ragged.row_lengths() > max_length)):
-        head = ragged[:, :-1][:, :max_length - 1]
-        ragged = tf.concat([head, tf.fill([head.nrows(), 1], EOS_ID)], axis=1)
-    return ragged.to_tensor()
+    if max_length is None:
+        return ragged
+    head = ragged[:, :-1][:, :max_length - 1]
+    return tf.concat([head, tf.fill([head.nrows(), 1], EOS_ID)], axis=1)
+
+
+def truncate_and_pad(ragged: tf.RaggedTensor, max_length: Optional[int]) -> tf.Tensor:
+    """Encoded rows [B, (S)] (each ending with EOS) -> int32 [B, S] model inputs,
+    truncated to `max_length` (`truncate`)."""
+    return truncate(ragged, max_length).to_tensor()
 
 
 class Translator:

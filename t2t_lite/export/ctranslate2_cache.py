@@ -85,7 +85,8 @@ def conversion_key(model_dir: str, used: List[str], checkpoint_average: int,
     Args:
       absolute: also key on `model_dir`'s absolute path (a cache shared by models).
     """
-    model_files = [os.path.join(model_dir, name) for name in ("hparams.json", "problem.json")]
+    model_files = [model_dir_lib.file_path(model_dir, name)
+                   for name in (model_dir_lib.HPARAMS_FILE, model_dir_lib.PROBLEM_FILE)]
     key = {"format": KEY_FORMAT, "average": checkpoint_average, "quantization": quantization,
            "checkpoints": [[_file_identity(f) for f in _checkpoint_files(p)] for p in used],
            "model": [_file_identity(f) for f in model_files if os.path.exists(f)],
@@ -123,14 +124,11 @@ def cached_conversion(model_dir: str, checkpoint_path: Optional[str] = None,
         unwritable cache directory.
     """
     ctranslate2_export.require_ctranslate2()
-    if quantization not in ctranslate2_export.QUANTIZATIONS:
-        raise T2TError(f"Unknown --quantization {quantization!r}; choose from "
-                       f"{', '.join(ctranslate2_export.QUANTIZATIONS)}.")
-    if not os.path.isdir(model_dir):
-        raise T2TError(f"Model directory {model_dir!r} does not exist.")
+    ctranslate2_export.check_quantization(quantization)
+    model_dir_lib.require_dir(model_dir)
     if tree_constraint:  # checked on every call: an entry may come from tree_constraint=false
-        ctranslate2_export._check_problem(model_dir_lib.problem_of(model_dir),  # noqa: SLF001
-                                          SearchParams(), model_dir_lib.load_vocab(model_dir))
+        ctranslate2_export.check_problem(model_dir_lib.problem_of(model_dir),
+                                         SearchParams(), model_dir_lib.load_vocab(model_dir))
     used = checkpoints.select_checkpoints(model_dir, checkpoint_path or "", checkpoint_average)
     root, beside = cache_root(model_dir)
     path = os.path.join(root, conversion_key(model_dir, used, checkpoint_average, quantization,

@@ -103,7 +103,15 @@ def translate_options(params: SearchParams, hparams) -> dict:
     return options
 
 
-def _check_problem(problem, params: SearchParams, vocab) -> None:
+def check_quantization(quantization: str) -> None:
+    """Refuses a --quantization CTranslate2's converter does not know, in one line."""
+    if quantization not in QUANTIZATIONS:
+        raise T2TError(f"Unknown --quantization {quantization!r}; choose from "
+                       f"{', '.join(QUANTIZATIONS)}.")
+
+
+def check_problem(problem, params: SearchParams, vocab) -> None:
+    """Refuses a problem whose search CTranslate2 cannot run (a constrained one)."""
     if params.tree_constraint and problem.search_constraint(vocab) is not None:
         raise T2TError(f"{problem.name} constrains its search (see its search_constraint), "
                        "which CTranslate2 cannot run; export a SavedModel instead, or pass "
@@ -138,11 +146,9 @@ def export_ctranslate2(model_dir: str, export_dir: str,
         problem CTranslate2 cannot represent, and `export`'s errors.
     """
     ctranslate2 = require_ctranslate2()
-    if quantization not in QUANTIZATIONS:
-        raise T2TError(f"Unknown --quantization {quantization!r}; choose from "
-                       f"{', '.join(QUANTIZATIONS)}.")
+    check_quantization(quantization)
     source = load_source(model_dir, decode_params, checkpoint_path, checkpoint_average)
-    _check_problem(source.problem, source.params, source.vocab)
+    check_problem(source.problem, source.params, source.vocab)
     hparams = source.model.hparams
     check_convertible(hparams)
     versions.prepare_export_dir(export_dir)  # before the slow part

@@ -48,9 +48,8 @@ from typing import Optional, Union
 import tensorflow as tf
 
 from t2t_lite import model_dir as model_dir_lib
-from t2t_lite.data.layout import EOS_ID
 from t2t_lite.decode.search import Search, SearchParams, search_for_problem
-from t2t_lite.errors import T2TError
+from t2t_lite.decode.translator import truncate
 from t2t_lite.export import versions
 
 # Python's str.isspace() set in RE2 syntax: \t..\r, \x1c..\x1f, \x85 and Unicode separators.
@@ -82,12 +81,9 @@ class TranslationModule(tf.Module):
                      autograph=False)
         def nbest(inputs):
             """inputs tf.string [B] -> {outputs: tf.string [B, beam], scores: float32 [B, beam]}."""
-            ragged = vocab.encode_inputs(inputs)  # [B, (S)], EOS last
-            if max_input_length is None:  # no limit (imported models, as t2t's exporter)
-                ids = ragged
-            else:  # as Translator.encode truncates: the first max_input_length - 1 subwords + EOS
-                words = ragged[:, :-1][:, :max_input_length - 1]
-                ids = tf.concat([words, tf.fill([words.nrows(), 1], EOS_ID)], axis=1)
+            # [B, (S)], EOS last, truncated as Translator.encode does (imported models:
+            # no limit, as t2t's exporter)
+            ids = truncate(vocab.encode_inputs(inputs), max_input_length)
             ids, scores = search.search(ids.to_tensor())  # [B, beam, T], [B, beam]
             shape = tf.shape(ids)
             texts = tf.reshape(vocab.decode(tf.reshape(ids, [-1, shape[2]])), shape[:2])
@@ -141,8 +137,7 @@ def load_source(model_dir: str, decode_params: Union[SearchParams, str, None] = 
     Raises:
       T2TError: missing model directory or checkpoint, bad decode hparams.
     """
-    if not os.path.isdir(model_dir):
-        raise T2TError(f"Model directory {model_dir!r} does not exist.")
+    model_dir_lib.require_dir(model_dir)
     problem = model_dir_lib.problem_of(model_dir)
     params = _resolve_params(problem, decode_params)
     model, vocab, _, _, used = model_dir_lib.load_model_and_checkpoints(

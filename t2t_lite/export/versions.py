@@ -81,6 +81,6 @@ def write_provenance(model_dir: str, path: str, info: dict, subdir: str = "asset
     extra = os.path.join(path, subdir)
     os.makedirs(extra, exist_ok=True)
     for name in (model_dir_lib.HPARAMS_FILE, model_dir_lib.PROBLEM_FILE):
-        shutil.copyfile(os.path.join(model_dir, name), os.path.join(extra, name))
+        shutil.copyfile(model_dir_lib.file_path(model_dir, name), os.path.join(extra, name))
     with open(os.path.join(extra, "export.json"), "w", encoding="utf-8") as f:
         json.dump(info, f, indent=2)

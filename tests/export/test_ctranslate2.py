@@ -139,8 +139,8 @@ def test_models_and_problems_it_cannot_represent_are_refused(tmp_path, monkeypat
             return object()
 
     with pytest.raises(T2TError, match="parsing_like constrains its search"):
-        ctranslate2_export._check_problem(Constrained(), SearchParams(), None)
-    ctranslate2_export._check_problem(Constrained(), SearchParams(tree_constraint=False), None)
+        ctranslate2_export.check_problem(Constrained(), SearchParams(), None)
+    ctranslate2_export.check_problem(Constrained(), SearchParams(tree_constraint=False), None)
     monkeypatch.setitem(__import__("sys").modules, "ctranslate2", None)  # as if not installed
     with pytest.raises(T2TError, match=r"needs the ctranslate2 package.*\.\[ctranslate2\]"):
         ctranslate2_export.export_ctranslate2(model_dir, str(tmp_path / "ct2"))
