@@ -33,9 +33,10 @@ sizes it recorded, and says so; a split with a missing or resized shard is
 written again, and so are train shards written in corpus order by an older
 t2t-datagen (no layout version); delete the files to regenerate them.
 
-Long steps print a progress line at least every 10 seconds (`progress`), and
-the encoding is spread over every core (`encoding`) with the same output as
-on one.
+Long steps print a progress line at least every 10 seconds (`progress`).
+Tokenization runs on a thread pool, one thread per core (`encoding`), with the
+same output as on one; its gain over one thread is not measured (TensorFlow's
+tokenizer op already uses more than one core).
 
 Dropping policy: pairs with an empty or whitespace-only side are dropped from
 train and counted; dev and test keep all pairs (counted) so that they line up
@@ -299,7 +300,7 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
         f"into {data_dir}")
     _remove_leftovers(data_dir, problem.name, log)
     meta = read_metadata(data_dir, problem.name)
-    _check_layout(meta, problem.name, data_dir, log)
+    _check_layout(meta, data_dir, log)
     vocab, train_pairs = _build_vocab(problem, data_dir, tmp_dir, log, vocab_model, clock)
     vocab_file = data_vocab_path(data_dir, problem, vocab_model)
     digest = hashlib.sha256(vocab.model_proto).hexdigest()
@@ -340,8 +341,7 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
     return meta
 
 
-def _check_layout(meta: Dict, problem_name: str, data_dir: str,
-                  log: Callable[[str], None]) -> None:
+def _check_layout(meta: Dict, data_dir: str, log: Callable[[str], None]) -> None:
     """Drops train shards of layout 1 (corpus order) from `meta`, saying so;
     refuses a data directory of a newer layout."""
     version = meta.get("layout_version", 1)

@@ -9,7 +9,6 @@ number of threads.
 
 import collections
 import concurrent.futures
-import os
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -17,23 +16,9 @@ import tensorflow as tf
 
 from t2t_lite.data.problem import Pair
 from t2t_lite.data.split_writer import Encoded, Encoder
+from t2t_lite.threads import usable_cores
 
 BATCH = 2048
-
-
-def int64_example(inputs: List[int], targets: List[int]) -> bytes:
-    """A serialized `tf.train.Example` with int64 lists "inputs" and "targets".
-
-    Serialized deterministically (map keys sorted): protobuf's default order of
-    map entries can differ between processes, and a split resumed in another
-    process must have the bytes of one written in one go."""
-    feature = {
-        "inputs": tf.train.Feature(int64_list=tf.train.Int64List(value=inputs)),
-        "targets": tf.train.Feature(int64_list=tf.train.Int64List(value=targets)),
-    }
-    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString(
-        deterministic=True)
-
 
 _SMALL_VARINTS = [bytes([n]) for n in range(0x80)]
 
@@ -85,7 +70,7 @@ def _feature(key: bytes, packed: bytes) -> bytes:
 
 
 def _examples(inputs: List[bytes], targets: List[bytes]) -> List[bytes]:
-    """Serialized Examples of packed rows: the bytes of `int64_example`."""
+    """Serialized `tf.train.Example`s of packed rows ("inputs", "targets": int64 lists)."""
     out = []
     for source, target in zip(inputs, targets):
         features = _feature(b"inputs", source) + _feature(b"targets", target)
@@ -96,24 +81,20 @@ def _examples(inputs: List[bytes], targets: List[bytes]) -> List[bytes]:
 def encode_batch(vocab, pairs: Sequence[Pair]) -> List[Encoded]:
     """Encodes `pairs` with `vocab` (a `SubwordVocab`); returns (record, source
     length, target length) per pair, in order. Each record has the bytes of
-    `int64_example` (a test checks it)."""
+    protobuf's deterministic serialization of the pair's `tf.train.Example` (a
+    test checks it): the default order of map entries can differ between
+    processes, and a split resumed in another process must have the bytes of
+    one written in one go."""
     sources, source_lengths = _packed_rows(vocab.encode(tf.constant([s for s, _ in pairs])))
     targets, target_lengths = _packed_rows(vocab.encode(tf.constant([t for _, t in pairs])))
     return list(zip(_examples(sources, targets), source_lengths, target_lengths))
 
 
-def default_threads() -> int:
-    """The cores this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
-        os.cpu_count() or 1)
-
-
-def make_encoder(vocab, threads: Optional[int] = None, batch: Optional[int] = None) -> Encoder:
-    """An `Encoder` that encodes batches of `batch` pairs (default `BATCH`) on
-    `threads` threads (default: every core), yielding each batch's records in
-    input order."""
-    threads = threads or default_threads()
-    batch = batch or BATCH
+def make_encoder(vocab, threads: Optional[int] = None) -> Encoder:
+    """An `Encoder` that encodes batches of `BATCH` pairs on `threads` threads
+    (default: one per usable core), yielding each batch's records in input order."""
+    threads = threads or usable_cores()
+    batch = BATCH
 
     def encode(pairs: Sequence[Pair]) -> Iterator[List[Encoded]]:
         batches = [pairs[i:i + batch] for i in range(0, len(pairs), batch)]

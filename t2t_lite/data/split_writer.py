@@ -10,13 +10,14 @@ the reference files). The same seed, data and vocabulary give the same bytes.
 Two phases, each resumable after a kill (files under hidden names in the data
 dir, `{state}` = `.partial.{problem}-{split}`):
 
-1. Encoding. The raw pairs are read `chunk_pairs` at a time; a chunk's
+1. Encoding. The raw pairs are read `CHUNK_PAIRS` at a time; a chunk's
    examples are encoded and written to `{state}.chunk-{c:05d}`, grouped by
    the shard they go to (length-prefixed records), and `{state}.json` records
    the chunk: raw pairs read and their SHA-256, the file's size and SHA-256,
    where each shard's block starts, counts. A resumed run keeps the chunks
    whose files are intact, re-reads (never re-encodes) their raw pairs to check
-   that they are the same, and encodes from there.
+   that they are the same, and encodes from there. Once every chunk is encoded,
+   a resumed run trusts them without reading the raw pairs again.
 2. Shards. Shard i is gathered from its block in every chunk (one shard in
    memory at a time, never the split), permuted (train), written under a
    temporary name and renamed, and recorded in the state with its size and
@@ -33,6 +34,7 @@ import json
 import os
 import random
 import struct
+import time
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import tensorflow as tf
@@ -156,20 +158,20 @@ class SplitWriter:
       label: the start of progress lines, e.g. "  train".
       total_pairs: the number of raw pairs when known (for the ETA).
       clock: for progress lines.
-      chunk_pairs: raw pairs per chunk (the unit of a resume; default
-        `CHUNK_PAIRS`). The shards do not depend on it.
+
+    Raw pairs are read `CHUNK_PAIRS` at a time (the unit of a resume); the shards
+    do not depend on it.
     """
 
     def __init__(self, read_pairs: Callable[[], Iterable[Pair]], encode: Encoder,
                  paths: List[str], prefix: str, key: Dict, *, shuffle_seed: Optional[int],
                  drop_empty: bool, log: Callable[[str], None], label: str,
-                 total_pairs: Optional[int] = None, clock: Optional[Clock] = None,
-                 chunk_pairs: Optional[int] = None):
+                 total_pairs: Optional[int] = None, clock: Clock = time.monotonic):
         self.read_pairs, self.encode, self.paths = read_pairs, encode, paths
         self.shuffle_seed, self.drop_empty = shuffle_seed, drop_empty
         self.log, self.label, self.total_pairs = log, label, total_pairs
-        self.clock_kwargs = {"clock": clock} if clock else {}
-        self.chunk_pairs = chunk_pairs or CHUNK_PAIRS
+        self.clock = clock
+        self.chunk_pairs = CHUNK_PAIRS
         key = dict(key, shards=[os.path.basename(p) for p in paths], shuffle_seed=shuffle_seed,
                    drop_empty=drop_empty)
         self.state, found = _State.load(prefix, key)
@@ -199,7 +201,7 @@ class SplitWriter:
             self.log(f"{self.label}: resuming after {intact} chunk(s) ({read:,} pairs) "
                      "an interrupted run encoded")
         progress = Progress(self.log, f"{self.label}: encoding", self.total_pairs,
-                            **self.clock_kwargs)
+                            clock=self.clock)
         progress.update(read, written)
         while True:
             raw = list(itertools.islice(pairs, self.chunk_pairs))
@@ -291,7 +293,7 @@ class SplitWriter:
             self.log(f"{self.label}: resuming after {len(kept)} of {len(self.paths)} shard(s) "
                      "an interrupted run wrote")
         progress = Progress(self.log, f"{self.label}: writing shards", len(self.paths),
-                            unit="shards", **self.clock_kwargs)
+                            unit="shards", clock=self.clock)
         written = sum(state.shards[str(i)]["bytes"] for i in kept)
         for index, path in enumerate(self.paths):
             if index in kept:

@@ -18,11 +18,6 @@ class Interrupted(Exception):
 
 
 @pytest.fixture
-def raw_and_clean(two_corpora):
-    return two_corpora  # (raw dir, data written in one go, with the default chunk size)
-
-
-@pytest.fixture
 def counting(monkeypatch):
     """Counts the pairs encoded and the raw train reads; `fail_at` batch raises."""
     seen = {"pairs": 0, "batches": 0, "fail_at": None, "train_reads": 0}
@@ -47,8 +42,8 @@ def counting(monkeypatch):
 
 
 def test_killed_while_encoding_resumes_from_the_chunks_written(
-        raw_and_clean, tmp_path, monkeypatch, counting):
-    raw, clean = raw_and_clean
+        two_corpora, tmp_path, monkeypatch, counting):
+    raw, clean = two_corpora
     monkeypatch.setattr(split_writer, "CHUNK_PAIRS", 500)  # 6 chunks of 2 batches
     monkeypatch.setattr(encoding, "BATCH", 250)
     counting["fail_at"] = 7  # the first batch of chunk 3
@@ -76,8 +71,8 @@ def test_killed_while_encoding_resumes_from_the_chunks_written(
 
 
 def test_killed_while_writing_shards_keeps_the_shards_written(
-        raw_and_clean, tmp_path, monkeypatch, counting):
-    raw, clean = raw_and_clean
+        two_corpora, tmp_path, monkeypatch, counting):
+    raw, clean = two_corpora
     original = split_writer.SplitWriter._shard_records
     gathered = []
 
@@ -106,8 +101,8 @@ def test_killed_while_writing_shards_keeps_the_shards_written(
     assert dir_bytes(tmp_path) == dir_bytes(clean)
 
 
-def test_changed_raw_data_is_encoded_again(raw_and_clean, tmp_path, monkeypatch, counting):
-    raw, _ = raw_and_clean
+def test_changed_raw_data_is_encoded_again(two_corpora, tmp_path, monkeypatch, counting):
+    raw, _ = two_corpora
     monkeypatch.setattr(split_writer, "CHUNK_PAIRS", 500)
     counting["fail_at"] = 2  # chunk 0 written (one batch a chunk)
     changed = tmp_path / "changed"
@@ -135,8 +130,8 @@ def test_changed_raw_data_is_encoded_again(raw_and_clean, tmp_path, monkeypatch,
     assert dir_bytes(data) == dir_bytes(expected)
 
 
-def test_shards_are_the_same_on_one_thread_and_on_four(raw_and_clean, tmp_path, monkeypatch):
-    raw, clean = raw_and_clean
+def test_shards_are_the_same_on_one_thread_and_on_four(two_corpora, tmp_path, monkeypatch):
+    raw, clean = two_corpora
     monkeypatch.setattr(encoding, "BATCH", 100)  # 27 batches, several in flight
     for threads in (1, 4):
         out = tmp_path / str(threads)
@@ -182,8 +177,8 @@ def test_progress_lines_every_ten_seconds():
                          "5,000 pairs/s  elapsed 12s")
 
 
-def test_datagen_progress_through_log_with_a_fake_clock(raw_and_clean, tmp_path, monkeypatch):
-    raw, _ = raw_and_clean
+def test_datagen_progress_through_log_with_a_fake_clock(two_corpora, tmp_path, monkeypatch):
+    raw, _ = two_corpora
     monkeypatch.setattr(encoding, "BATCH", 1000)
     ticks = iter(range(0, 100_000, 11))  # 11 s a call: every update is a line
     log = []
@@ -214,7 +209,7 @@ def test_heartbeat_says_the_elapsed_time_of_a_long_call():
 
     with heartbeat(log, "  vocabulary: learning", every=0.01):
         assert two.wait(10)
-    count = len(lines)
     assert all(line.startswith("  vocabulary: learning: ") and line.endswith("s elapsed")
                for line in lines)
-    assert len(lines) == count  # stopped with the block
+    # Stopped with the block: its thread has ended, so no line can follow.
+    assert not [t for t in threading.enumerate() if t.name == "datagen-heartbeat"]
