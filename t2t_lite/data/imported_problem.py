@@ -1,6 +1,6 @@
 """The problem of a model imported from tensor2tensor: t2t-decoder's defaults, no data."""
 
-from t2t_lite.data.problem import Problem
+from t2t_lite.data.problem import NO_INPUT_LIMIT, Problem
 from t2t_lite.errors import T2TError
 
 
@@ -20,8 +20,7 @@ class ImportedProblem(Problem):
     alpha = 0.6
     extra_length = 100
     t2t_scores = True
-    max_input_length = -1  # decode.search.NO_INPUT_LIMIT (not imported: data does not
-                           # depend on decoding)
+    max_input_length = NO_INPUT_LIMIT
 
     def __init__(self, name: str):
         self.name = name

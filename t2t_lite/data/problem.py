@@ -45,6 +45,9 @@ from t2t_lite.textio import count_lines, iter_lines
 Pair = Tuple[str, str]
 
 
+NO_INPUT_LIMIT = -1  # max_input_length: inputs are never truncated (t2t-decoder's -1)
+
+
 class SearchConstraint(Protocol):
     """Restricts what a search may write, e.g. only well-formed trees.
 
@@ -91,6 +94,9 @@ class Problem:
     beam_size: int = 4
     alpha: float = 0.6
     extra_length: int = 50
+    t2t_scores: bool = False        # scores as tensor2tensor reports them (imported models)
+    max_input_length: int = 0       # subwords with EOS; 0: the model's max_length;
+                                    # NO_INPUT_LIMIT: inputs are never truncated
 
     def raw_pairs(self, split: str, tmp_dir: Optional[str]) -> Iterator[Pair]:
         """Yields the (source, target) strings of `split` ("train", "dev" or "test").

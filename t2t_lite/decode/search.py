@@ -23,7 +23,7 @@ from typing import Optional, Sequence, Tuple, Union
 import keras
 import tensorflow as tf
 
-from t2t_lite.data.problem import SearchConstraint
+from t2t_lite.data.problem import NO_INPUT_LIMIT, SearchConstraint
 from t2t_lite.data.layout import EOS_ID
 from t2t_lite.decode.beam_search import STOP_RULES, beam_search
 from t2t_lite.decode.sampling import sample
@@ -36,9 +36,6 @@ from t2t_lite.model.layers import weights_cast_once
 # `Search.run` may be called from several threads at once (t2t-decoder's
 # concurrent batches); its work counters are updated under this lock.
 _WORK_LOCK = threading.Lock()
-
-
-NO_INPUT_LIMIT = -1  # max_input_length: inputs are never truncated
 
 
 def input_limit(max_input_length: int, max_lengths: Sequence[int]) -> Optional[int]:
@@ -82,8 +79,7 @@ class SearchParams:
         has them t2t's scores and its input limit), with keyword `overrides`."""
         defaults = dict(beam_size=problem.beam_size, alpha=problem.alpha,
                         extra_length=problem.extra_length,
-                        t2t_scores=getattr(problem, "t2t_scores", False),
-                        max_input_length=getattr(problem, "max_input_length", 0))
+                        t2t_scores=problem.t2t_scores, max_input_length=problem.max_input_length)
         return cls(**{**defaults, **overrides})
 
     def parse(self, overrides: str) -> "SearchParams":
