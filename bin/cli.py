@@ -10,7 +10,8 @@ from typing import Callable, Iterator, List
 
 from t2t_lite.errors import T2TError
 
-__all__ = ["ArgumentParser", "T2TError", "main", "require"]
+__all__ = ["ArgumentParser", "T2TError", "add_engine_flags", "check_engine_flags", "main",
+           "require"]
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -26,6 +27,22 @@ def require(parser: argparse.ArgumentParser, args: argparse.Namespace, names: Li
     missing = [f"--{n}" for n in names if getattr(args, n) in (None, "")]
     if missing:
         parser.error(f"missing required flag(s): {', '.join(missing)}")
+
+
+def add_engine_flags(parser: argparse.ArgumentParser) -> None:
+    """--engine and --quantization, as t2t-decoder and t2t-server spell them."""
+    parser.add_argument("--engine", default="tensorflow", choices=["tensorflow", "ctranslate2"],
+                        help="ctranslate2: convert the model once (cached beside it) and "
+                             "translate with CTranslate2 (pip install -e '.[ctranslate2]')")
+    parser.add_argument("--quantization", default=None,
+                        help="--engine=ctranslate2: the converted weights' type (float32, int8, "
+                             "...)")
+
+
+def check_engine_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exits with a usage error for --quantization without --engine=ctranslate2."""
+    if args.quantization is not None and args.engine != "ctranslate2":
+        parser.error("--quantization applies to --engine=ctranslate2 only")
 
 
 # TensorFlow 2.21's native start-up and run-time notes (absl "I0000 ..." lines,

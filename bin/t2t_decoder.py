@@ -59,14 +59,9 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                    help="bfloat16: bfloat16 matmuls and cache (CPUs with AVX512-BF16, GPUs)")
     p.add_argument("--jit_compile", action="store_true",
                    help="compile the search with XLA (inputs padded to multiples of 8 tokens)")
-    p.add_argument("--engine", default="tf", choices=["tf", "ctranslate2"],
-                   help="ctranslate2: convert the model once (cached beside it) and translate "
-                        "with CTranslate2 (pip install -e '.[ctranslate2]')")
-    p.add_argument("--quantization", default=None,
-                   help="--engine=ctranslate2: the converted weights' type (float32, int8, ...)")
+    cli.add_engine_flags(p)
     args = p.parse_args(argv)
-    if args.quantization is not None and args.engine != "ctranslate2":
-        p.error("--quantization applies to --engine=ctranslate2 only")
+    cli.check_engine_flags(p, args)
     if not args.output_dir and not args.checkpoint_path:
         p.error("give --output_dir (model directory) or --checkpoint_path")
     args.model_dirs = ([d.strip() for d in args.output_dir.split(",") if d.strip()]
@@ -150,7 +145,8 @@ def _ctranslate2_refusal(args: argparse.Namespace) -> Optional[str]:
                (args.jit_compile, "--jit_compile"),
                (args.precision != "float32", f"--precision={args.precision} (use --quantization)")]
     names = [name for condition, name in refused if condition]
-    return (f"--engine=ctranslate2 cannot run {', '.join(names)}; drop them or use --engine=tf."
+    return (f"--engine=ctranslate2 cannot run {', '.join(names)}; drop them or use "
+            "--engine=tensorflow."
             if names else None)
 
 
@@ -170,7 +166,8 @@ def _run_ctranslate2(args: argparse.Namespace) -> int:
     lines = _read_input(args)
     engine = CT2Engine.load(model_dir, args.decode_hparams, args.checkpoint_average,
                             args.checkpoint_path, args.quantization or "float32",
-                            workers=options.concurrent_batches(options.batches(lines)))
+                            workers=options.concurrent_batches(  # CTranslate2 runs on the CPU
+                                options.batches(lines), accelerator=False))
     print(f"t2t-decoder: note: {engine.notice}", file=sys.stderr, flush=True)
     start = time.time()
     outputs = [translation.line for translation in engine.translate(lines)]

@@ -39,11 +39,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                         "batch_size (the default of --max_batch_sentences), "
                         "parallel_batches (batches translated at once; default one per core)")
     p.add_argument("--precision", default="float32", choices=["float32", "bfloat16"])
-    p.add_argument("--engine", default="tf", choices=["tf", "ctranslate2"],
-                   help="ctranslate2: convert the model once (cached beside it) and translate "
-                        "with CTranslate2 (pip install -e '.[ctranslate2]')")
-    p.add_argument("--quantization", default=None,
-                   help="--engine=ctranslate2: the converted weights' type (float32, int8, ...)")
+    cli.add_engine_flags(p)
     p.add_argument("--model_name", help="NAME in /v1/models/NAME (TF Serving's MODEL_NAME; "
                                         "default: the model directory's name)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
@@ -68,8 +64,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                    help="after SIGTERM, how long received requests may take")
     args = p.parse_args(argv)
     cli.require(p, args, ["output_dir"])
-    if args.quantization is not None and args.engine != "ctranslate2":
-        p.error("--quantization applies to --engine=ctranslate2 only")
+    cli.check_engine_flags(p, args)
     if args.engine == "ctranslate2" and args.precision != "float32":
         p.error(f"--engine=ctranslate2 cannot run --precision={args.precision}; "
                 "use --quantization")
@@ -86,8 +81,10 @@ def run(args: argparse.Namespace) -> int:
     model_dir_lib.read_problem(args.output_dir)  # a wrong directory is told at once
     # Batches side by side, each op on its share of the cores (as t2t-decoder), set
     # before TensorFlow's first op fixes its thread pools.
-    workers = options.concurrent_batches()
-    if args.engine == "tf":
+    # CTranslate2's converted model runs on the CPU, whatever TensorFlow sees.
+    workers = options.concurrent_batches(accelerator=False if args.engine == "ctranslate2"
+                                         else None)
+    if args.engine == "tensorflow":
         decoding.share_cores(options)
     config = ServerConfig(
         model_name=args.model_name or os.path.basename(os.path.normpath(args.output_dir)),

@@ -10,8 +10,9 @@ becomes a space too, so the columns stay where they belong.
 Inputs are sorted by length so that batches hold sentences of similar length
 (less padding, earlier stops), then the outputs are put back in input order.
 Batches are translated several at a time (`DecodeOptions.parallel_batches`,
-default: one per CPU core, or one at a time on a GPU), each on its own thread; each batch's result does
-not depend on the others, so the output is the same for any number. A small
+default: one per CPU core, or one at a time on a GPU), each on its own thread;
+each batch's result does not depend on the others, so the output is the same
+for any number. A small
 model's decoding step is bound by the launch of its many tiny ops, not by
 arithmetic, so concurrent batches use the cores better than splitting every
 op over them (t2t-decoder gives each op one thread then: `t2t_lite.threads`).

@@ -166,35 +166,43 @@ class CT2Translator:
             lines = [line.strip() for line in lines]
         return self.tokenizer.encode(list(lines), out_type=str)
 
-    def translate_pieces(self, pieces: Sequence[Sequence[str]], batch_size: int = 32,
-                         extra_length: Optional[int] = None) -> List[List[str]]:
-        """Best hypothesis (pieces) of each source (pieces).
+    def source_lengths(self, pieces: Sequence[Sequence[str]]) -> List[int]:
+        """Each source's length as the search sees it: its pieces and the EOS,
+        truncated to `max_input_length` (0 or absent: no limit)."""
+        limit = self.options.get("max_input_length") or 0
+        return [min(len(p) + 1, limit) if limit else len(p) + 1 for p in pieces]
 
-        `extra_length`: cap each output at its source's length (EOS included,
-        after truncation to `max_input_length`, as both t2t-decoder and
-        CTranslate2 truncate) + `extra_length` tokens, t2t-decoder's rule, by
-        translating the sources of each length with their own
+    def translate_results(self, pieces: Sequence[Sequence[str]], batch_size: int = 32,
+                          extra_length: Optional[int] = None, **options) -> list:
+        """CTranslate2's result of each source (pieces), `options` passed on to
+        `translate_batch` (e.g. `num_hypotheses`, `return_scores`).
+
+        `extra_length`: cap each output at its source's length (`source_lengths`:
+        both t2t-decoder and CTranslate2 truncate so) + `extra_length` tokens,
+        t2t-decoder's rule, by translating the sources of each cap with their own
         `max_decoding_length` (CTranslate2 takes one per call); None: the
         recorded `max_decoding_length` for all.
         """
-        if extra_length is None:
-            groups = {None: list(range(len(pieces)))}
-        else:
-            max_input = self.options.get("max_input_length") or float("inf")  # 0: no limit
-            groups = {}
-            for i, source in enumerate(pieces):
-                source_length = min(len(source) + 1, max_input)
-                groups.setdefault(source_length + extra_length, []).append(i)
-        hypotheses = [None] * len(pieces)
-        for max_length, rows in groups.items():
-            options = dict(self.options)
-            if max_length is not None:
-                options["max_decoding_length"] = min(max_length, options["max_decoding_length"])
-            results = self.translator.translate_batch([pieces[i] for i in rows],
-                                                      max_batch_size=batch_size, **options)
-            for i, result in zip(rows, results):
-                hypotheses[i] = result.hypotheses[0]
-        return hypotheses
+        longest = self.options["max_decoding_length"]
+        groups: Dict[int, List[int]] = {}
+        for i, length in enumerate(self.source_lengths(pieces)):
+            cap = longest if extra_length is None else min(length + extra_length, longest)
+            groups.setdefault(cap, []).append(i)
+        results = [None] * len(pieces)
+        for cap, rows in groups.items():
+            translated = self.translator.translate_batch(
+                [pieces[i] for i in rows], max_batch_size=batch_size,
+                **dict(self.options, max_decoding_length=cap, **options))
+            for i, result in zip(rows, translated):
+                results[i] = result
+        return results
+
+    def translate_pieces(self, pieces: Sequence[Sequence[str]], batch_size: int = 32,
+                         extra_length: Optional[int] = None) -> List[List[str]]:
+        """Best hypothesis (pieces) of each source (pieces); `extra_length` as in
+        `translate_results`."""
+        return [result.hypotheses[0]
+                for result in self.translate_results(pieces, batch_size, extra_length)]
 
     def translate(self, lines: Sequence[str], batch_size: int = 32,
                   extra_length: Optional[int] = None) -> List[str]:

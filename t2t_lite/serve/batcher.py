@@ -90,7 +90,6 @@ class Batcher:
         self.max_queue = max_queue
         self.observer = observer or Observer()
         self._pending: List[_Item] = []  # arrival order
-        self._busy = 0                    # batches being translated
         self._flushing = False            # batches go without waiting (shutting down)
         self._stopped = False             # no new sentences; the workers exit
         self._cond = threading.Condition()
@@ -179,13 +178,7 @@ class Batcher:
                 batch = self._next_batch()
                 if batch is None:
                     return
-                self._busy += 1
-            try:
-                self._run(batch)
-            finally:
-                with self._cond:
-                    self._busy -= 1
-                    self._cond.notify_all()
+            self._run(batch)
 
     def _next_batch(self) -> Optional[List[_Item]]:
         """Waits (holding the condition) for a due batch; None once stopped."""

@@ -23,7 +23,7 @@ unchanged. Several threads may call `translate` at once: CTranslate2 runs
 `workers` batches at once (`inter_threads`), each on its share of the cores.
 """
 
-from typing import Dict, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
 from t2t_lite import checkpoints
 from t2t_lite import model_dir as model_dir_lib
@@ -31,7 +31,8 @@ from t2t_lite.decode import decoding
 from t2t_lite.decode.search import SearchParams, input_limit
 from t2t_lite.export import ctranslate2_cache, ctranslate2_export
 from t2t_lite.export.ctranslate2_client import CT2Translator
-from t2t_lite.serve.engine import WARM_UP_SENTENCE, Translation, decode_settings
+from t2t_lite.serve.engine import (WARM_UP_SENTENCE, Translation, decode_settings,
+                                   written_translation)
 from t2t_lite.threads import usable_cores
 
 
@@ -74,21 +75,19 @@ class CT2Engine:
       options: the decode options that format a line (`return_beams`, `write_beam_scores`).
       version: the step of the (last) checkpoint the model was converted from.
       extra_length: each output at most its source's length + this many tokens.
-      batch_size: sentences per batch CTranslate2 translates (`max_batch_size`).
       notice: one line: the model's path and the options mapped (`mapped_options`),
         or that none are.
     """
 
     def __init__(self, path: str, client: CT2Translator, problem,
                  options: decoding.DecodeOptions, version: int, extra_length: int,
-                 batch_size: int, notice: str):
+                 notice: str):
         self.path = path
         self.client = client
         self.problem = problem
         self.options = options
         self.version = version
         self.extra_length = extra_length
-        self.batch_size = batch_size
         self.notice = notice
         self.beams = client.options["beam_size"]
 
@@ -124,49 +123,30 @@ class CT2Engine:
         notice = (f"CTranslate2 model {path}; " +
                   ("; ".join(mapped) if mapped else "every decode option as t2t-decoder's"))
         return cls(path, client, problem, options, max(map(checkpoints.checkpoint_step, used)),
-                   params.extra_length, options.batch_size, notice)
+                   params.extra_length, notice)
 
     def token_lengths(self, texts: Sequence[str]) -> List[int]:
         """Each text's length in CTranslate2 tokens as the search sees it (EOS included,
         truncated to the input limit)."""
-        return self._lengths(self.client.tokenize(texts))
+        return self.client.source_lengths(self.client.tokenize(texts))
 
     def blank(self) -> Translation:
         """The result of an empty or whitespace-only line (not searched)."""
-        return Translation("", [""] * self.beams, [0.0] * self.beams)
+        return Translation.blank(self.beams)
 
     def translate(self, texts: Sequence[str]) -> List[Translation]:
-        """Translates `texts` (batches of `batch_size`); blank texts give `blank()`."""
+        """Translates `texts` (batches of the decode options' `batch_size`, each output
+        capped at its source's length + extra_length); blank texts give `blank()`."""
         results = [self.blank()] * len(texts)
         todo = [i for i, text in enumerate(texts) if text.strip()]
-        sources = dict(zip(todo, self.client.tokenize([texts[i] for i in todo])))
-        for rows, max_length in self._by_output_limit(sources).items():
-            options = dict(self.client.options, max_decoding_length=max_length,
-                           num_hypotheses=self.beams, return_scores=True)
-            outputs = self.client.translator.translate_batch(
-                [sources[i] for i in rows], max_batch_size=self.batch_size, **options)
-            for i, output in zip(rows, outputs):
-                hypotheses = [self.client.tokenizer.decode(h) for h in output.hypotheses]
-                written = [self.problem.postprocess(h, texts[i]) for h in hypotheses]
-                results[i] = Translation(
-                    decoding.format_hypotheses(written, output.scores, self.options),
-                    hypotheses, [float(s) for s in output.scores])
+        outputs = self.client.translate_results(
+            self.client.tokenize([texts[i] for i in todo]), self.options.batch_size,
+            self.extra_length, num_hypotheses=self.beams, return_scores=True)
+        for i, output in zip(todo, outputs):
+            hypotheses = [self.client.tokenizer.decode(h) for h in output.hypotheses]
+            results[i] = written_translation(self.problem, self.options, texts[i], hypotheses,
+                                             output.scores)
         return results
-
-    def _by_output_limit(self, sources: Dict[int, List[str]]) -> Dict[tuple, int]:
-        """Rows grouped by their `max_decoding_length`: the source's length (EOS
-        included, truncated as the search truncates) + extra_length, at most the
-        model's maximum."""
-        longest = self.client.options["max_decoding_length"]
-        limits: Dict[int, List[int]] = {}
-        for i, length in zip(sources, self._lengths(list(sources.values()))):
-            limits.setdefault(min(length + self.extra_length, longest), []).append(i)
-        return {tuple(rows): limit for limit, rows in limits.items()}
-
-    def _lengths(self, pieces: Sequence[List[str]]) -> List[int]:
-        """`token_lengths` of tokenized sources."""
-        limit = self.client.options.get("max_input_length") or 0
-        return [min(len(p) + 1, limit) if limit else len(p) + 1 for p in pieces]
 
     def warm_up(self) -> None:
         """Translates one sentence (loads CTranslate2's kernels before the first request)."""

@@ -48,10 +48,24 @@ class Translation:
     hypotheses: List[str]     # every beam, best first (the SavedModel's `nbest` outputs)
     scores: List[float]       # their scores
 
+    @classmethod
+    def blank(cls, beams: int) -> "Translation":
+        """The result of an empty or whitespace-only line (not searched)."""
+        return cls("", [""] * beams, [0.0] * beams)
+
     @property
     def best(self) -> str:
         """The SavedModel's `serving_default` output."""
         return self.hypotheses[0]
+
+
+def written_translation(problem, options: decoding.DecodeOptions, text: str,
+                        hypotheses: Sequence[str], scores: Sequence[float]) -> Translation:
+    """`text`'s result from its beams (best first): the line t2t-decoder writes
+    (the problem's `postprocess`, `decoding.format_hypotheses`), and the raw beams."""
+    written = [problem.postprocess(h, text) for h in hypotheses]
+    return Translation(decoding.format_hypotheses(written, scores, options), list(hypotheses),
+                       [float(s) for s in scores])
 
 
 class TFEngine:
@@ -101,7 +115,7 @@ class TFEngine:
 
     def blank(self) -> Translation:
         """The result of an empty or whitespace-only line (not searched)."""
-        return Translation("", [""] * self.beams, [0.0] * self.beams)
+        return Translation.blank(self.beams)
 
     def translate(self, texts: Sequence[str]) -> List[Translation]:
         """Translates one batch; blank texts give `blank()`."""
@@ -112,9 +126,7 @@ class TFEngine:
         inputs = self.translator.encode([texts[i] for i in todo])  # [B, S]
         hypotheses, scores, _ = self.translator.nbest(inputs)
         for i, hyps, sc in zip(todo, hypotheses, scores):
-            written = [self.problem.postprocess(h, texts[i]) for h in hyps]
-            results[i] = Translation(decoding.format_hypotheses(written, sc, self.options),
-                                     list(hyps), [float(s) for s in sc])
+            results[i] = written_translation(self.problem, self.options, texts[i], hyps, sc)
         return results
 
     def warm_up(self) -> None:
