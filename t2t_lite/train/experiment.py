@@ -97,22 +97,19 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
     """
     strategy = strategy or tf.distribute.get_strategy()
     chief = is_chief(strategy)
-    load_warm_start = False
-    if warm_start:  # reads output_dir only; the source is checked before anything is written
-        load_warm_start = warm_start_lib.prepare(output_dir, warm_start)
-        if load_warm_start:
-            warm_start_lib.check_hparams(warm_start.model_dir, hparams)
     # The lock first: no other trainer can check or write the directory's metadata
     # between this one's check and its training (non-chief workers take none and
-    # write no metadata: `model_dir.prepare(write=False)`).
+    # write no metadata: `model_dir.prepare(write=False)`). A run refused below
+    # leaves no directory it created.
     with _claimed(output_dir, chief):
-        if warm_start:  # again under the lock, in case another trainer wrote meanwhile
-            load_warm_start = warm_start_lib.prepare(output_dir, warm_start)
+        # Reads output_dir only; the source is checked before any data is written.
+        load_warm_start = bool(warm_start) and warm_start_lib.prepare(output_dir, warm_start)
+        if load_warm_start:
+            warm_start_lib.check_hparams(warm_start.model_dir, hparams)
         if generate_data:
-            # A resumed fine-tuning run takes the vocabulary from its own copy of the
-            # source's, so the source is not read again.
-            vocab_model = (None if not warm_start else warm_start.model_dir if load_warm_start
-                           else output_dir)
+            vocab_model = None
+            if warm_start:  # a resumed fine-tuning run has its own copy of the source's
+                vocab_model = warm_start.model_dir if load_warm_start else output_dir
             datagen.generate_data(problem, data_dir, tmp_dir, vocab_model=(
                 model_dir.vocab_path(vocab_model) if vocab_model else None))
         elif not datagen.read_metadata(data_dir, problem.name).get("splits", {}).get("train"):
