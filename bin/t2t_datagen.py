@@ -8,6 +8,7 @@ reads); see `t2t_lite.data.datagen` for what is written to --data_dir.
 """
 
 import argparse
+import os
 import sys
 from typing import List, Optional
 
@@ -26,7 +27,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="directory searched first for raw parallel text files")
     parser.add_argument("--vocab_from", default=None, metavar="MODEL_DIR",
                         help="encode with the vocabulary of this t2t-lite model directory "
-                             "instead of learning one (data to fine-tune that model on)")
+                             "instead of learning one (data to fine-tune that model on), or "
+                             "of this vocabulary file (e.g. another problem's in --data_dir, "
+                             "to mix the two with t2t-trainer --train_mix)")
     parser.add_argument("--verify", action="store_true",
                         help="only check the shards against the sizes and SHA-256 checksums "
                              "datagen recorded (exit 1 naming a damaged shard)")
@@ -43,7 +46,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             verify_data(args.problem, args.data_dir)
         else:
             vocab_model = None
-            if args.vocab_from:
+            if args.vocab_from and os.path.isfile(args.vocab_from):
+                vocab_model = args.vocab_from  # a vocabulary file
+            elif args.vocab_from:
                 from t2t_lite import model_dir
                 vocab_model = model_dir.vocab_path(args.vocab_from)
             generate_data(args.problem, args.data_dir, args.tmp_dir, vocab_model=vocab_model)

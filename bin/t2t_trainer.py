@@ -6,8 +6,12 @@
 Killing it (Ctrl-C, SIGTERM) saves a checkpoint; running the same command
 again resumes where it stopped. `--warm_start_from=M` fine-tunes model
 directory M on --problem's data (encoded with M's vocabulary: t2t-datagen
---vocab_from=M), from M's hparams unless --hparams_set is given. With TF_CONFIG describing a cluster the same
-command trains on several machines (MultiWorkerMirroredStrategy).
+--vocab_from=M), from M's hparams unless --hparams_set is given.
+`--train_mix=europarl-v7.de-en=0.8,news-commentary-v9.de-en=0.2` weighs the
+corpora of --problem, or mixes in another problem
+(`--train_mix=translate_ende=1,translate_ende_multi30k=1`). With TF_CONFIG
+describing a cluster the same command trains on several machines
+(MultiWorkerMirroredStrategy).
 """
 
 import argparse
@@ -31,6 +35,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                         "fresh; its hparams are the base for --hparams")
     p.add_argument("--warm_start_checkpoint_average", type=int, default=1,
                    help="with --warm_start_from: start from the average of its last K checkpoints")
+    p.add_argument("--train_mix", default=None, metavar="NAME=WEIGHT[,NAME=WEIGHT...]",
+                   help="draw training examples from these corpora of --problem (as t2t-datagen "
+                        "listed them), --problem itself, or other problems with data in "
+                        "--data_dir and the same vocabulary, by normalised weights; unnamed "
+                        "corpora are not drawn (default: every corpus by its share)")
     p.add_argument("--generate_data", action="store_true",
                    help="run t2t-datagen first when the data is missing")
     p.add_argument("--train_steps", type=int, default=0,
@@ -101,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         result = train_problem(problem, hparams_set, hparams, args.data_dir,
                                args.output_dir, options, strategy,
                                generate_data=args.generate_data, tmp_dir=args.tmp_dir,
-                               warm_start=warm_start)
+                               warm_start=warm_start, train_mix=args.train_mix)
     finally:  # run in-process (main(argv)), it leaves the caller's policy as it was
         keras.config.set_dtype_policy(previous_policy)
     if result.interrupted:

@@ -15,7 +15,9 @@ Where the raw text comes from, per split (first match wins):
      contains the pair and does not start with `newstest2013`/`newstest2014`,
      `dev.` or `test.`, in name order, e.g. `europarl-v7.de-en`,
      `commoncrawl.de-en`, `news-commentary-v9.de-en` or the WMT news test
-     sets 2008-2012 (`newstest2012.en-de`).
+     sets 2008-2012 (`newstest2012.en-de`). Each stem is a corpus of its own
+     (`train_corpora`, named by the stem, e.g. `europarl-v7.de-en`), which
+     `t2t-trainer --train_mix` can weigh.
 
    `translate_enfr` is the same with "en-fr"/"fr-en" and `.fr`. The newstest
    files of `../shared/data/wmt14` are found as dev and test; any split can be
@@ -28,12 +30,13 @@ Where the raw text comes from, per split (first match wins):
    reference order matters (BLEU against the original files).
 """
 
+import functools
 import os
 from typing import Iterator, List, Optional, Tuple
 
 from t2t_lite import registry
 from t2t_lite.data.layout import check_split
-from t2t_lite.data.problem import Pair, Problem, read_parallel_text
+from t2t_lite.data.problem import Corpus, Pair, Problem, read_parallel_text
 from t2t_lite.data.tfds_source import tfds_pairs
 
 _TFDS_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
@@ -78,6 +81,17 @@ class TranslateWmt14(Problem):
                      and not s.startswith(_HELD_OUT_PREFIXES) and self._has_pair(tmp_dir, s)]
         return [(os.path.join(tmp_dir, f"{s}.{self.source_language}"),
                  os.path.join(tmp_dir, f"{s}.{self.target_language}")) for s in stems]
+
+    def train_corpora(self, tmp_dir: Optional[str]) -> List[Corpus]:
+        """One corpus per local train stem, named by it (e.g. "commoncrawl.de-en",
+        "europarl-v7.de-en"); without local train files, one named after the problem."""
+        files = self.local_files("train", tmp_dir)
+        if not files:
+            return super().train_corpora(tmp_dir)
+        suffix = len(self.source_language) + 1
+        return [(os.path.basename(source)[:-suffix],
+                 functools.partial(read_parallel_text, source, target))
+                for source, target in files]
 
     def raw_pairs(self, split: str, tmp_dir: Optional[str]) -> Iterator[Pair]:
         files = self.local_files(split, tmp_dir)

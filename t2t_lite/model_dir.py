@@ -5,6 +5,7 @@ starts, so they rebuild the model from this directory alone:
 
     hparams.json   the resolved HParams (set + overrides)
     problem.json   {"problem": name, "vocab_file": file name, "vocab_size": n}
+    train_mix.json {"train_mix": spec}: the run's t2t-trainer --train_mix, if given
     <vocab file>   a copy of the problem's subword model
     checkpoint, ckpt-N.*   weights (tf.train.CheckpointManager)
     train/, eval/  TensorBoard event files
@@ -40,6 +41,7 @@ PROBLEM_FILE = "problem.json"
 AVERAGE_FILE = "average.json"  # in a directory written by t2t-avg-checkpoints
 BEST_DIR, BEST_FILE = "best", "best.json"  # the trainer's best dev BLEU so far
 IMPORT_FILE = "t2t_import.json"  # in a directory written by t2t-import
+TRAIN_MIX_FILE = "train_mix.json"  # the --train_mix of a training run given one
 
 
 def create(model_dir: str) -> bool:
@@ -59,7 +61,7 @@ def create(model_dir: str) -> bool:
 
 
 def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str,
-            vocab_size: int, write: bool = True) -> None:
+            vocab_size: int, write: bool = True, train_mix: Optional[str] = None) -> None:
     """Checks `model_dir` for a training run and, if it is new, writes its metadata.
 
     A new directory gets the metadata and a copy of the vocabulary. An
@@ -68,6 +70,10 @@ def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str
     caller holds the directory's `TrainingLock`, so no other trainer writes
     between the check and the writing. `write=False` (a multi-worker run's
     non-chief workers, which take no lock) only checks what the chief wrote.
+
+    `train_mix` (t2t-trainer --train_mix) is recorded in a new directory; an
+    existing one must have recorded the same mix (`read_train_mix`: a resumed
+    run without the flag trains with the recorded one).
 
     Raises:
       T2TError: unwritable directory, or metadata that conflicts with the
@@ -89,12 +95,36 @@ def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str
         if saved_problem != problem:
             raise T2TError(f"{model_dir} was trained on {saved_problem}, not {problem}; "
                            "use a new --output_dir.")
+        _check_train_mix(model_dir, train_mix)
         return
     if not write:
         return
     atomic.copy_file(vocab_path, os.path.join(model_dir, problem["vocab_file"]))
     atomic.write_text(os.path.join(model_dir, PROBLEM_FILE), json.dumps(problem, indent=2))
+    if train_mix is not None:
+        atomic.write_text(os.path.join(model_dir, TRAIN_MIX_FILE),
+                          json.dumps({"train_mix": train_mix}, indent=2))
     atomic.write_text(hparams_path, hparams.to_json())  # last: marks the directory complete
+
+
+def read_train_mix(model_dir: str) -> Optional[str]:
+    """The --train_mix the training run in `model_dir` recorded; None when it
+    was given none, or `model_dir` holds no run yet."""
+    path = os.path.join(model_dir, TRAIN_MIX_FILE)
+    if not (os.path.exists(os.path.join(model_dir, HPARAMS_FILE)) and os.path.exists(path)):
+        return None
+    return _read_json(model_dir, TRAIN_MIX_FILE)["train_mix"]
+
+
+def _check_train_mix(model_dir: str, train_mix: Optional[str]) -> None:
+    """Refuses a --train_mix other than the one `model_dir`'s run recorded."""
+    from t2t_lite.data.mixing import same_mix
+    recorded = read_train_mix(model_dir)
+    if train_mix is not None and not same_mix(recorded, train_mix):
+        was = f"--train_mix={recorded}" if recorded is not None else "no --train_mix"
+        raise T2TError(f"{model_dir} was trained with {was}, not --train_mix={train_mix}; "
+                       "resume with the same mix (or without the flag, which uses the "
+                       "recorded one) or use a new --output_dir.")
 
 
 def file_path(model_dir: str, name: str) -> str:

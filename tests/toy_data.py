@@ -34,13 +34,18 @@ def write_shards(data_dir, examples, num_shards: int = 3, split: str = "train",
     os.makedirs(data_dir, exist_ok=True)
     for shard in range(num_shards):
         path = os.path.join(data_dir, layout.shard_name(problem, split, shard, num_shards))
-        with tf.io.TFRecordWriter(path) as writer:
-            for inputs, targets in examples[shard::num_shards]:
-                feature = {
-                    "inputs": tf.train.Feature(int64_list=tf.train.Int64List(value=inputs)),
-                    "targets": tf.train.Feature(int64_list=tf.train.Int64List(value=targets))}
-                example = tf.train.Example(features=tf.train.Features(feature=feature))
-                writer.write(example.SerializeToString())
+        write_records(path, examples[shard::num_shards])
+
+
+def write_records(path, examples):
+    """Writes (inputs, targets) id tuples as one TFRecord file of datagen's examples."""
+    with tf.io.TFRecordWriter(path) as writer:
+        for inputs, targets in examples:
+            feature = {
+                "inputs": tf.train.Feature(int64_list=tf.train.Int64List(value=inputs)),
+                "targets": tf.train.Feature(int64_list=tf.train.Int64List(value=targets))}
+            example = tf.train.Example(features=tf.train.Features(feature=feature))
+            writer.write(example.SerializeToString())
 
 
 def length(example) -> int:

@@ -11,11 +11,14 @@ ids, split names and shard names are defined in `t2t_lite.data.layout`):
     and "targets" (target ids), each ending with EOS=1. Example k of a split goes
     to shard k % n, in the problem's order; each train shard is then shuffled
     (seeded), so any prefix of it samples the whole corpus, while dev and test
-    keep the problem's order (`t2t_lite.data.split_writer`);
+    keep the problem's order (`t2t_lite.data.split_writer`). A train split of
+    several corpora (`Problem.train_corpora`) gives each a contiguous range of
+    the shards, written the same way (`t2t_lite.data.corpora`);
   - `{problem}.datagen.json`: vocabulary file and size, special ids, the layout
     version (`t2t_lite.data.layout.LAYOUT_VERSION`) and shuffle seed, and per
     split the shard files with their sizes and SHA-256 (`t2t_lite.data.integrity`),
-    example and subword counts, and what was dropped;
+    example and subword counts, and what was dropped; for train, each corpus's
+    name, shard range and example count;
   - `{problem}-{split}.{suffix}`: plain-text files a problem asks for
     (`Problem.text_files`, e.g. parsing's gold trees), written once.
 
@@ -30,8 +33,9 @@ killed part-way resumes from the chunks it had encoded and the shards it had
 written (`t2t_lite.data.split_writer`). A second run reuses the vocabulary and
 every split whose shards and metadata are complete and whose shards have the
 sizes it recorded, and says so; a split with a missing or resized shard is
-written again, and so are train shards written in corpus order by an older
-t2t-datagen (no layout version); delete the files to regenerate them.
+written again, and so are train shards of an older t2t-datagen (written in
+corpus order, or without their corpora recorded: layout 1 or 2); delete the
+files to regenerate them.
 
 Long steps print a progress line at least every 10 seconds (`progress`).
 Tokenization runs on a thread pool, one thread per core (`encoding`), with the
@@ -52,11 +56,13 @@ import time
 from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 from t2t_lite import registry
+from t2t_lite.data.corpora import corpora_summary, count_pairs, write_train_split
 from t2t_lite.data.encoding import make_encoder
 from t2t_lite.data.integrity import (check_shards, count_records, damaged_shards,
                                      shard_records)
-from t2t_lite.data.layout import EOS_ID, LAYOUT_VERSION, PAD_ID, SPLITS, shard_name
-from t2t_lite.data.problem import Pair, Problem
+from t2t_lite.data.layout import (EOS_ID, LAYOUT_VERSION, PAD_ID, SHUFFLED_LAYOUT, SPLITS,
+                                   shard_name)
+from t2t_lite.data.problem import Corpus, Pair, Problem
 from t2t_lite.data.progress import Clock, Progress, heartbeat
 from t2t_lite.data.split_writer import (  # EMPTY_SIDE: datagen.EMPTY_SIDE for callers
     EMPTY_SIDE, STATE_PREFIX, TMP_PREFIX, remove_state, state_prefix, write_atomically,
@@ -103,14 +109,22 @@ def _remove_leftovers(data_dir: str, problem_name: str, log: Callable[[str], Non
         log(f"  removed {len(stale)} incomplete file(s) left by an interrupted run")
 
 
-def _sample_pairs(pairs: Iterable[Pair], max_pairs: int,
-                  progress: Progress) -> Tuple[List[Pair], int]:
-    """Reservoir-samples at most `max_pairs` train pairs (seeded); returns them
-    and the number of pairs read."""
+def _sample_pairs(corpora: List[Corpus], max_pairs: int,
+                  progress: Progress) -> Tuple[List[Pair], List[int]]:
+    """Reservoir-samples at most `max_pairs` train pairs (seeded) of the corpora
+    read one after the other; returns them and the pairs read of each corpus."""
+    counts = [0] * len(corpora)
+
+    def pairs() -> Iterable[Pair]:
+        for c, (_, read) in enumerate(corpora):
+            for pair in read():
+                counts[c] += 1
+                yield pair
+
     rng = random.Random(_SAMPLE_SEED)
     sample: List[Pair] = []
     seen = 0
-    for seen, pair in enumerate(pairs, 1):
+    for seen, pair in enumerate(pairs(), 1):
         if seen <= max_pairs:
             sample.append(pair)
         else:
@@ -119,7 +133,7 @@ def _sample_pairs(pairs: Iterable[Pair], max_pairs: int,
                 sample[j] = pair
         if seen % 4096 == 0:
             progress.update(seen)
-    return sample, seen
+    return sample, counts
 
 
 def build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
@@ -136,13 +150,14 @@ def build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
     Raises:
       T2TError: `data_dir` already holds another vocabulary than `vocab_model`.
     """
-    return _build_vocab(problem, data_dir, tmp_dir, log, vocab_model)[0]
+    return _build_vocab(problem, data_dir, problem.train_corpora(tmp_dir), log, vocab_model)[0]
 
 
-def _build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
+def _build_vocab(problem: Problem, data_dir: str, corpora: List[Corpus],
                  log: Callable[[str], None], vocab_model: Optional[str],
-                 clock: Clock = time.monotonic) -> Tuple[SubwordVocab, Optional[int]]:
-    """`build_vocab`, also returning the number of train pairs when it read them."""
+                 clock: Clock = time.monotonic) -> Tuple[SubwordVocab, Optional[List[int]]]:
+    """`build_vocab` from the train `corpora`, also returning the number of
+    train pairs of each when it read them."""
     path = data_vocab_path(data_dir, problem, vocab_model)
     if vocab_model:
         return _copy_vocab(vocab_model, path, log), None
@@ -155,9 +170,10 @@ def _build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
         log(f"  vocabulary: reusing {os.path.basename(path)} ({vocab.vocab_size} pieces)")
         return vocab, None
     start = time.time()
-    pairs, train_pairs = _sample_pairs(
-        problem.raw_pairs("train", tmp_dir), problem.vocab_sample_pairs,
+    pairs, counts = _sample_pairs(
+        corpora, problem.vocab_sample_pairs,
         Progress(log, "  vocabulary: reading the train pairs,", clock=clock))
+    train_pairs = sum(counts)
     sentences = [s for pair in pairs for s in pair if s.strip()]
     if not sentences:
         raise T2TError(f"{problem.name}: the train split is empty; cannot learn a vocabulary.")
@@ -180,7 +196,7 @@ def _build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
         + (f", {len(whole_words)} of them whole target tokens" if whole_words else "")
         + f") from {len(sentences):,} sentences in {time.time() - start:.1f} s "
         f"(learning {time.time() - learn_start:.1f} s)")
-    return vocab, train_pairs
+    return vocab, counts
 
 
 T2T_SUFFIX = ".subwords"
@@ -250,7 +266,7 @@ def _split_line(split: str, s: Dict, reused: bool) -> str:
             f"{s['max_target_length']}); dropped {dropped:,}" + (f" ({why})" if why else ""))
     if s["kept_with_empty_side"]:
         line += f"; kept {s['kept_with_empty_side']:,} with an empty side"
-    return line
+    return line + corpora_summary(s)
 
 
 def text_file_path(data_dir: str, problem_name: str, split: str, suffix: str) -> str:
@@ -301,7 +317,8 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
     _remove_leftovers(data_dir, problem.name, log)
     meta = read_metadata(data_dir, problem.name)
     _check_layout(meta, data_dir, log)
-    vocab, train_pairs = _build_vocab(problem, data_dir, tmp_dir, log, vocab_model, clock)
+    corpora = problem.train_corpora(tmp_dir)
+    vocab, counts = _build_vocab(problem, data_dir, corpora, log, vocab_model, clock)
     vocab_file = data_vocab_path(data_dir, problem, vocab_model)
     digest = hashlib.sha256(vocab.model_proto).hexdigest()
     if meta.get("vocab_sha256") != digest:
@@ -315,7 +332,10 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
     meta.setdefault("splits", {})
     encode = make_encoder(vocab, threads)
     for split in SPLITS:
-        paths = shard_paths(data_dir, problem.name, split, problem.num_shards(split))
+        num_shards = problem.num_shards(split)
+        if split == "train":  # at least one per corpus
+            num_shards = max(num_shards, len(corpora))
+        paths = shard_paths(data_dir, problem.name, split, num_shards)
         _write_text_files(problem, split, data_dir, tmp_dir, log)
         prefix = state_prefix(data_dir, problem.name, split)
         if _reusable(meta, split, paths, data_dir, problem.name, log):
@@ -323,16 +343,22 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
             continue
         old = meta["splits"].pop(split, None)
         _write_metadata(data_dir, meta)  # the old shards are no longer vouched for
-        total = train_pairs if split == "train" else None
+        total = sum(counts) if split == "train" and counts else None
         if old and total is None:
             total = old["examples"] + sum(old["dropped"].values())
         start = time.time()
-        stats = write_split(
-            lambda split=split: problem.raw_pairs(split, tmp_dir), encode, paths, prefix,
-            {"vocab_sha256": digest, "layout_version": LAYOUT_VERSION},
-            shuffle_seed=SHUFFLE_SEED if split == "train" else None,
-            drop_empty=(split == "train"), log=log, label=f"  {split}", total_pairs=total,
-            clock=clock)
+        key = {"vocab_sha256": digest, "layout_version": LAYOUT_VERSION}
+        if split == "train":
+            if len(corpora) > 1 and not counts:
+                counts = count_pairs(corpora, log, clock)
+            stats = write_train_split(corpora, counts, encode, paths, prefix, key,
+                                      shuffle_seed=SHUFFLE_SEED, log=log, clock=clock,
+                                      total_pairs=total)
+        else:
+            stats = write_split(
+                lambda split=split: problem.raw_pairs(split, tmp_dir), encode, paths, prefix,
+                key, shuffle_seed=None, drop_empty=False, log=log, label=f"  {split}",
+                total_pairs=total, clock=clock)
         meta["splits"][split] = stats
         _write_metadata(data_dir, meta)
         remove_state(prefix)
@@ -342,15 +368,20 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
 
 
 def _check_layout(meta: Dict, data_dir: str, log: Callable[[str], None]) -> None:
-    """Drops train shards of layout 1 (corpus order) from `meta`, saying so;
-    refuses a data directory of a newer layout."""
+    """Drops train shards of an older layout from `meta`, saying so: layout 1
+    (corpus order), layout 2 (corpora not recorded); refuses a data directory
+    of a newer layout."""
     version = meta.get("layout_version", 1)
     if version > LAYOUT_VERSION:
         raise T2TError(f"{data_dir} holds data of a newer t2t-datagen (layout {version}; this "
                        f"one writes layout {LAYOUT_VERSION}): use a new --data_dir.")
     if version < LAYOUT_VERSION and meta.get("splits", {}).pop("train", None):
-        log("  train: the shards hold the corpus in order (an older t2t-datagen); "
-            "writing them again, each shuffled")
+        if version < SHUFFLED_LAYOUT:
+            log("  train: the shards hold the corpus in order (an older t2t-datagen); "
+                "writing them again, each shuffled")
+        else:
+            log("  train: the shards do not record their corpora (an older t2t-datagen); "
+                "writing them again, a range of shards per corpus")
 
 
 def _reusable(meta: Dict, split: str, paths: List[str], data_dir: str, problem_name: str,

@@ -15,7 +15,7 @@ from typing import Dict, Iterable, List, Optional
 
 import tensorflow as tf
 
-from t2t_lite.data.layout import LAYOUT_VERSION
+from t2t_lite.data.layout import SHUFFLED_LAYOUT
 from t2t_lite.errors import T2TError
 
 _BLOCK = 1 << 20
@@ -93,7 +93,7 @@ def check_shards(data_dir: str, problem_name: str, meta: Dict, splits: Iterable[
         split_meta = meta.get("splits", {}).get(split)
         if split_meta is None:
             continue  # the pipeline says which split is missing
-        if split == "train" and meta.get("layout_version", 1) < LAYOUT_VERSION:
+        if split == "train" and meta.get("layout_version", 1) < SHUFFLED_LAYOUT:
             raise T2TError(f"The train shards of {problem_name} in {data_dir} hold the corpus "
                            "in order (written by an older t2t-datagen): re-run t2t-datagen "
                            f"--problem={problem_name} --data_dir={data_dir} to shuffle them.")

@@ -9,8 +9,11 @@ vocabulary, the model's padding masks and the problems import them from here.
   - Shards: `{problem}-{split}-{index:05d}-of-{total:05d}`, e.g.
     `translate_ende-train-00003-of-00100`, TFRecord files in the data dir.
   - Layout version (`LAYOUT_VERSION`, "layout_version" in the datagen
-    metadata): 2 = train shards each shuffled (any prefix samples the whole
-    corpus); 1 (no version recorded) = train shards in corpus order.
+    metadata): 3 = as 2, and each corpus of the train split has a contiguous
+    range of the train shards, recorded under the split's "corpora";
+    2 (`SHUFFLED_LAYOUT`) = train shards each shuffled (any prefix samples the
+    whole corpus), corpora mixed and not recorded; 1 (no version recorded) =
+    train shards in corpus order.
 
 Pure Python (no TensorFlow), so light modules such as `t2t_lite.parsing.trees`
 can import it.
@@ -27,7 +30,8 @@ UNK_ID = 2
 
 SPLITS = ("train", "dev", "test")
 
-LAYOUT_VERSION = 2
+LAYOUT_VERSION = 3
+SHUFFLED_LAYOUT = 2  # the first layout whose train shards are shuffled
 
 _SHARD_DIGITS = 5
 

@@ -19,6 +19,19 @@ Everything is a native tf.data op (no `py_function`, no `from_generator`), so
 an iterator over the result is saved and restored exactly by
 `tf.train.Checkpoint(iterator=it)`, shuffle buffer included.
 
+Training on several sources (`sources`: corpora with weights,
+`t2t_lite.data.mixing`): each source is a stream of its own along the path
+above up to `repeat` (its shards, sharded by `input_context` by the same rule,
+read, filtered, shuffled, repeated), and
+`tf.data.Dataset.sample_from_datasets` draws each example from stream i with
+probability weights[i] (seeded, also native and checkpointed), before
+bucketing. The shuffle buffer is split in proportion to the weights (at least
+2 each): stream i is drawn from weights[i] as often as one stream would be, so
+its buffer of weights[i] * shuffle_buffer examples turns over in as many steps
+as the whole buffer of a single stream, and the examples held stay
+shuffle_buffer in all. (The train shards are shuffled when written, so a
+small buffer of a rarely drawn corpus still samples the whole corpus.)
+
 Dropped examples are not counted inside the pipeline: a counter in a `filter`
 would be a stateful side effect, outside the iterator's checkpoint and
 repeated every epoch. `count_lengths` counts them in one separate pass over a
@@ -27,13 +40,17 @@ split instead (the trainer logs it once).
 
 import dataclasses
 import os
-from typing import Dict, List, Optional
+import math
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
 import tensorflow as tf
 
 from t2t_lite.data.bucketing import bucket_batch_sizes, bucket_boundaries, eval_bucket_boundaries
 from t2t_lite.data.layout import PAD_ID, check_split, parse_shard_name, shard_glob
 from t2t_lite.errors import T2TError
+
+if TYPE_CHECKING:
+    from t2t_lite.data.mixing import TrainSource
 
 FEATURES = ("inputs", "targets")
 
@@ -164,7 +181,8 @@ def make_dataset(data_dir: str, problem_name: str, split: str, batch_size: int,
                  input_context: Optional[tf.distribute.InputContext] = None,
                  repeat: Optional[bool] = None, min_length: int = 8,
                  length_bucket_step: float = 1.1,
-                 num_parallel_reads: int = 4) -> tf.data.Dataset:
+                 num_parallel_reads: int = 4,
+                 sources: Optional[Sequence["TrainSource"]] = None) -> tf.data.Dataset:
     """Length-bucketed, token-budgeted batches of one split.
 
     Args:
@@ -193,7 +211,10 @@ def make_dataset(data_dir: str, problem_name: str, split: str, batch_size: int,
       repeat: loop over the data forever; default: `training`.
       min_length, length_bucket_step: the bucket boundaries (see
         `t2t_lite.data.bucketing`).
-      num_parallel_reads: shards read at the same time.
+      num_parallel_reads: shards read at the same time (per source).
+      sources: training only: the corpora to draw from, with weights summing
+        to 1 (`t2t_lite.data.mixing.train_sources`), instead of every shard of
+        `problem_name`'s split; one source reads its shards as one stream.
 
     Returns:
       A dataset of {"inputs": int32 [B, S], "targets": int32 [B, T]}.
@@ -205,7 +226,10 @@ def make_dataset(data_dir: str, problem_name: str, split: str, batch_size: int,
       T2TError: missing or incomplete shards, batch_size < max_length, bad
         lengths.
     """
-    files = shard_files(data_dir, problem_name, split)
+    if sources and training:
+        groups = [list(source.files) for source in sources]
+    else:
+        groups = [shard_files(data_dir, problem_name, split)]
     if training:
         boundaries = bucket_boundaries(max_length, min_length, length_bucket_step)
     else:
@@ -213,26 +237,37 @@ def make_dataset(data_dir: str, problem_name: str, split: str, batch_size: int,
                                             length_bucket_step)
     batch_sizes = bucket_batch_sizes(batch_size, boundaries)
     repeat = training if repeat is None else repeat
-    file_seed = None if seed is None else seed + 1
 
     pipelines, index = 1, 0
     if input_context is not None:
         pipelines, index = input_context.num_input_pipelines, input_context.input_pipeline_id
-    shard_examples = pipelines > 1 and len(files) < pipelines
-    if pipelines > 1 and not shard_examples:
-        files = files[index::pipelines]
-    # Every pipeline must see the same example order to take disjoint shares.
-    ds = _read(files, shuffle_files=training and not shard_examples, seed=file_seed,
-               num_parallel_reads=num_parallel_reads)
-    if shard_examples:
-        ds = ds.shard(pipelines, index)
 
-    if training:
-        ds = ds.filter(lambda example: example_length(example) <= max_length)
-        if shuffle_buffer > 1:
-            ds = ds.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
-    if repeat:
-        ds = ds.repeat()
+    def stream(files: List[str], seed: Optional[int], buffer: int) -> tf.data.Dataset:
+        """One source's examples: read, (sharded,) filtered, shuffled, repeated."""
+        shard_examples = pipelines > 1 and len(files) < pipelines
+        if pipelines > 1 and not shard_examples:
+            files = files[index::pipelines]
+        # Every pipeline must see the same example order to take disjoint shares.
+        ds = _read(files, shuffle_files=training and not shard_examples,
+                   seed=None if seed is None else seed + 1,
+                   num_parallel_reads=num_parallel_reads)
+        if shard_examples:
+            ds = ds.shard(pipelines, index)
+        if training:
+            ds = ds.filter(lambda example: example_length(example) <= max_length)
+            if buffer > 1:
+                ds = ds.shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
+        return ds.repeat() if repeat else ds
+
+    if len(groups) == 1:
+        ds = stream(groups[0], seed, shuffle_buffer)
+    else:
+        weights = [source.weight for source in sources]
+        streams = [stream(files, None if seed is None else seed + 2 * (i + 1),
+                          max(2, math.ceil(shuffle_buffer * w)) if shuffle_buffer > 1 else 1)
+                   for i, (files, w) in enumerate(zip(groups, weights))]
+        ds = tf.data.Dataset.sample_from_datasets(streams, weights=weights, seed=seed,
+                                                  stop_on_empty_dataset=False)
     ds = _bucket(ds, boundaries, batch_sizes, pad_to_bucket_boundary)
     return ds.prefetch(tf.data.AUTOTUNE).with_options(without_autotune_thread())
 

@@ -35,7 +35,8 @@ with `t2t_lite.textio` and `strip="newline"`, and by datagen):
     that decoded output lines up with the reference files.
 """
 
-from typing import Any, Dict, Iterable, Iterator, Optional, Protocol, Sequence, Tuple
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, Optional, Protocol, Sequence,
+                    Tuple)
 
 from t2t_lite.data.layout import check_split
 from t2t_lite.errors import T2TError
@@ -43,6 +44,8 @@ from t2t_lite.metrics.translation import bleu_report, translation_scores
 from t2t_lite.textio import count_lines, iter_lines
 
 Pair = Tuple[str, str]
+# One corpus of a train split: (name, a function returning a new iterator over its pairs).
+Corpus = Tuple[str, Callable[[], Iterable[Pair]]]
 
 
 NO_INPUT_LIMIT = -1  # max_input_length: inputs are never truncated (t2t-decoder's -1)
@@ -110,6 +113,16 @@ class Problem:
           T2TError: when the data cannot be found or read.
         """
         raise NotImplementedError
+
+    def train_corpora(self, tmp_dir: Optional[str]) -> List[Corpus]:
+        """The corpora the train split is made of, in `raw_pairs("train")`'s order.
+
+        Datagen gives each its own range of train shards and records it by name,
+        so that training can draw from each with a weight (`t2t-trainer
+        --train_mix`). Their pairs, concatenated, are `raw_pairs("train", tmp_dir)`.
+        Default: one corpus named after the problem.
+        """
+        return [(self.name, lambda: self.raw_pairs("train", tmp_dir))]
 
     def text_files(self, split: str, tmp_dir: Optional[str]) -> Dict[str, Iterable[str]]:
         """Plain-text files datagen writes beside `split`'s shards, as {suffix: lines}.

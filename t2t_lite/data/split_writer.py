@@ -93,6 +93,19 @@ def _add_stats(total: Dict, part: Dict) -> None:
     total["dropped"][EMPTY_SIDE] += part["dropped"][EMPTY_SIDE]
 
 
+def merged_stats(parts: Iterable[Dict]) -> Dict:
+    """The counts of several parts of a split (chunks, or corpora) added up;
+    their shard lists ("shards", "shard_bytes", "shard_sha256"), where present,
+    concatenated in order."""
+    total = _empty_stats()
+    for part in parts:
+        _add_stats(total, part)
+        for name in ("shards", "shard_bytes", "shard_sha256"):
+            if name in part:
+                total[name] = total.get(name, []) + part[name]
+    return total
+
+
 def _raw_digest(pairs: Sequence[Pair]) -> str:
     text = "\0".join(f"{source}\0{target}" for source, target in pairs)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -153,6 +166,8 @@ class SplitWriter:
       key: what the shards depend on besides the raw pairs (vocabulary digest...);
         a state recorded under another key is discarded.
       shuffle_seed: permute each shard with this seed; None keeps the order.
+      first_shard: the split-wide index of paths[0] (a corpus's range of the
+        train shards): shard i is permuted by the seed of shard first_shard + i.
       drop_empty: drop pairs with an empty or whitespace-only side (counted).
       log: receives resume notes and progress lines.
       label: the start of progress lines, e.g. "  train".
@@ -166,9 +181,11 @@ class SplitWriter:
     def __init__(self, read_pairs: Callable[[], Iterable[Pair]], encode: Encoder,
                  paths: List[str], prefix: str, key: Dict, *, shuffle_seed: Optional[int],
                  drop_empty: bool, log: Callable[[str], None], label: str,
-                 total_pairs: Optional[int] = None, clock: Clock = time.monotonic):
+                 total_pairs: Optional[int] = None, clock: Clock = time.monotonic,
+                 first_shard: int = 0):
         self.read_pairs, self.encode, self.paths = read_pairs, encode, paths
         self.shuffle_seed, self.drop_empty = shuffle_seed, drop_empty
+        self.first_shard = first_shard
         self.log, self.label, self.total_pairs = log, label, total_pairs
         self.clock = clock
         self.chunk_pairs = CHUNK_PAIRS
@@ -300,7 +317,8 @@ class SplitWriter:
                 continue
             records = self._shard_records(index)
             if self.shuffle_seed is not None:
-                random.Random(f"{self.shuffle_seed}:{index}").shuffle(records)
+                seed = f"{self.shuffle_seed}:{self.first_shard + index}"
+                random.Random(seed).shuffle(records)
             tmp = tmp_path(path)
             with tf.io.TFRecordWriter(tmp) as writer:
                 for record in records:
@@ -311,9 +329,7 @@ class SplitWriter:
             state.save()
             written += state.shards[str(index)]["bytes"]
             progress.update(index + 1, written)
-        stats = _empty_stats()
-        for chunk in state.chunks:
-            _add_stats(stats, chunk["stats"])
+        stats = merged_stats([chunk["stats"] for chunk in state.chunks])
         stats["shards"] = [os.path.basename(p) for p in self.paths]
         stats["shard_bytes"] = [state.shards[str(i)]["bytes"] for i in range(len(self.paths))]
         stats["shard_sha256"] = [state.shards[str(i)]["sha256"] for i in range(len(self.paths))]

@@ -19,7 +19,7 @@ import tensorflow as tf
 
 import t2t_lite
 from t2t_lite import model_dir
-from t2t_lite.data import datagen
+from t2t_lite.data import datagen, mixing
 from t2t_lite.data.integrity import check_shards, data_loss_error
 from t2t_lite.data.pipeline import make_dataset
 from t2t_lite.data.vocab import SubwordVocab
@@ -40,14 +40,19 @@ from t2t_lite.training_lock import TrainingLock
 def make_trainer(hparams: HParams, problem_name: str, data_dir: str, output_dir: str,
                  vocab_size: int, options: TrainOptions,
                  strategy: Optional[tf.distribute.Strategy] = None,
-                 problem=None, vocab: Optional[SubwordVocab] = None) -> Trainer:
+                 problem=None, vocab: Optional[SubwordVocab] = None,
+                 train_mix: Optional[str] = None) -> Trainer:
     """A `Trainer` over the shards of `problem_name` in `data_dir`.
 
     Args:
       problem, vocab: the registered problem and its vocabulary, for greedy
         decoding metrics in dev evaluation (`Problem.dev_scores`); without
         them, dev evaluation reports loss, perplexity and accuracy only.
+      train_mix: corpora and problems to draw training examples from, with
+        weights (`t2t_lite.data.mixing`); None: every corpus of the problem by
+        its share. Dev evaluation reads `problem_name`'s dev split either way.
     """
+    sources = mixing.train_sources(data_dir, problem_name, train_mix)
     strategy = strategy or tf.distribute.get_strategy()
     set_random_seed(options.random_seed)  # before the weights are created
     with strategy.scope():
@@ -60,7 +65,7 @@ def make_trainer(hparams: HParams, problem_name: str, data_dir: str, output_dir:
         return make_dataset(data_dir, problem_name, "train", hparams.batch_size,
                             hparams.max_length, training=True, seed=seed,
                             input_context=input_context,
-                            pad_to_bucket_boundary=options.jit_compile)
+                            pad_to_bucket_boundary=options.jit_compile, sources=sources)
 
     dev_dataset = functools.partial(make_dataset, data_dir, problem_name, "dev",
                                     hparams.batch_size, hparams.max_length, training=False)
@@ -78,7 +83,8 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
                   output_dir: str, options: TrainOptions,
                   strategy: Optional[tf.distribute.Strategy] = None,
                   generate_data: bool = False, tmp_dir: Optional[str] = None,
-                  warm_start: Optional[WarmStart] = None) -> TrainResult:
+                  warm_start: Optional[WarmStart] = None,
+                  train_mix: Optional[str] = None) -> TrainResult:
     """Trains `problem` with `hparams` into the model directory `output_dir`.
 
     Args:
@@ -89,12 +95,20 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
         `warm_start`, the data is encoded with its model's vocabulary.
       warm_start: fine-tune: start the weights from another model directory
         (`t2t_lite.train.warm_start`); used until `output_dir` has a checkpoint.
+      train_mix: `NAME=WEIGHT,...`: draw training examples from these corpora
+        of `problem` and other problems in `data_dir` (`t2t_lite.data.mixing`);
+        recorded in `output_dir`, whose recorded mix a resumed run without it uses.
 
     Raises:
       T2TError: no training data, damaged shards, a model directory of another
         run, or another trainer running in it (`training_lock.TrainingLock`);
-        a `warm_start` model the run's hparams or vocabulary do not fit.
+        a `warm_start` model the run's hparams or vocabulary do not fit; a
+        `train_mix` that is malformed, names unknown corpora or problems, data
+        of another vocabulary or missing shards, or differs from the one
+        `output_dir` recorded.
     """
+    if train_mix is not None:
+        mixing.parse_mix(train_mix)  # a malformed mix: refused before anything is written
     strategy = strategy or tf.distribute.get_strategy()
     chief = is_chief(strategy)
     # The lock first: no other trainer can check or write the directory's metadata
@@ -121,14 +135,20 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
         vocab = model_dir.load_vocab_file(vocab_file)
         if load_warm_start:
             warm_start_lib.check_vocab(warm_start.model_dir, vocab_file)
+        recorded = model_dir.read_train_mix(output_dir)
+        mix = recorded if recorded is not None else train_mix
+        sources = mixing.train_sources(data_dir, problem.name, mix)  # its errors: nothing written
         model_dir.prepare(output_dir, hparams, problem.name, vocab_file, vocab.vocab_size,
-                          write=chief)
+                          write=chief, train_mix=train_mix)
         trainer = make_trainer(hparams, problem.name, data_dir, output_dir, vocab.vocab_size,
-                               options, strategy, problem, vocab)
+                               options, strategy, problem, vocab, train_mix=mix)
         if load_warm_start:
             paths = warm_start_lib.load(trainer.model, output_dir, warm_start)
             print(f"Weights from {', '.join(paths)} (fine-tuning: optimizer, step, "
                   "learning-rate schedule and data start fresh).", flush=True)
+        drawn = mixing.describe(sources, problem.name, data_dir, mix)
+        if drawn:
+            print(drawn, flush=True)
         print(f"Training {problem.name} with {hparams_set} on "
               f"{trainer.strategy.num_replicas_in_sync} replica(s), {trainer.accumulate} "
               f"micro-batch(es) of {hparams.batch_size} tokens per replica per step, into "

@@ -127,7 +127,7 @@ def test_train_shards_of_an_older_layout_are_rewritten_and_refused(two_corpora, 
 
 def test_a_newer_layout_is_refused(two_corpora, tmp_path):
     raw, _ = two_corpora
-    (tmp_path / f"{NAME}.datagen.json").write_text(json.dumps({"layout_version": 3}))
+    (tmp_path / f"{NAME}.datagen.json").write_text(json.dumps({"layout_version": 4}))
     with pytest.raises(T2TError, match=rf"^{tmp_path} holds data of a newer t2t-datagen "
-                                       r"\(layout 3; this one writes layout 2\)"):
+                                       r"\(layout 4; this one writes layout 3\)"):
         datagen.generate_data(TwoCorpora(), str(tmp_path), str(raw), lambda line: None)
