@@ -37,7 +37,8 @@ written again, and so are train shards of an older t2t-datagen (written in
 corpus order, or without their corpora recorded: layout 1 or 2); delete the
 files to regenerate them.
 
-Long steps print a progress line at least every 10 seconds (`progress`).
+Long steps print a progress line about every 9 seconds, and no two lines are
+more than 10 seconds apart (`progress`).
 Tokenization runs on a thread pool, one thread per core (`encoding`), with the
 same output as on one; its gain over one thread is not measured (TensorFlow's
 tokenizer op already uses more than one core).
@@ -63,7 +64,7 @@ from t2t_lite.data.integrity import (check_shards, count_records, damaged_shards
 from t2t_lite.data.layout import (EOS_ID, LAYOUT_VERSION, PAD_ID, SHUFFLED_LAYOUT, SPLITS,
                                    shard_name)
 from t2t_lite.data.problem import Corpus, Pair, Problem
-from t2t_lite.data.progress import Clock, Progress, heartbeat
+from t2t_lite.data.progress import Clock, Progress, heartbeat, keep_alive
 from t2t_lite.data.split_writer import (  # EMPTY_SIDE: datagen.EMPTY_SIDE for callers
     EMPTY_SIDE, STATE_PREFIX, TMP_PREFIX, remove_state, state_prefix, write_atomically,
     write_split)
@@ -293,8 +294,8 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
       problem: a registered problem name (aliases resolve) or a `Problem` instance.
       data_dir: output directory (created if needed).
       tmp_dir: where the problem looks for raw files (see each problem's docs).
-      log: receives the progress and summary lines (a progress line at least
-        every 10 seconds of a long step).
+      log: receives the progress and summary lines (no two lines more than
+        10 seconds apart: `progress.keep_alive`).
       vocab_model: a SentencePiece model file to encode with instead of
         learning a vocabulary (`t2t-datagen --vocab_from=M`: fine-tuning M).
       threads: encoding threads (default: every core); the shards are the
@@ -309,6 +310,14 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
         would need a download without network, a data directory of a newer
         t2t-datagen.
     """
+    with keep_alive(log) as log:  # no silence longer than 10 s, whatever the step
+        return _generate_data(problem, data_dir, tmp_dir, log, vocab_model, threads, clock)
+
+
+def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional[str],
+                   log: Callable[[str], None], vocab_model: Optional[str],
+                   threads: Optional[int], clock: Clock) -> Dict:
+    """`generate_data`'s work, logging through `keep_alive`'s log."""
     if isinstance(problem, str):
         problem = registry.problem(problem)
     os.makedirs(data_dir, exist_ok=True)

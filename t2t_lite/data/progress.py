@@ -1,13 +1,20 @@
 """Datagen's progress lines: what is done, how fast, and when it will end.
 
 A long datagen step (reading the vocabulary sample, learning the vocabulary,
-encoding a split, writing its shards) reports at least every `every` seconds
+encoding a split, writing its shards) reports about every `EVERY_SECONDS`
 through the `log` callable of `generate_data`, in the trainer's style::
 
       train: encoding 1,200,000 of 4,500,000 pairs (27%)  10,234 pairs/s  212.3 MB written
       elapsed 117s  ETA 322s
 
 (one line). The clock is injectable so that tests need no sleeping.
+
+A step's own lines come when it reports its count, so one slow batch, a chunk
+written to disk or the step between two phases could stretch the silence past
+10 s; `keep_alive` wraps the whole run's log and, from a thread, says that the
+run is still working whenever no line has been printed for `KEEP_ALIVE_SECONDS`,
+so that no two lines are ever more than 10 seconds apart (bench/datagen_scale.py
+measures the longest gap).
 """
 
 import contextlib
@@ -17,7 +24,8 @@ from typing import Callable, Iterator, Optional
 
 Clock = Callable[[], float]
 
-EVERY_SECONDS = 10.0
+EVERY_SECONDS = 9.0        # a step's own progress lines
+KEEP_ALIVE_SECONDS = 9.5   # the longest silence `keep_alive` allows
 
 
 class Progress:
@@ -62,6 +70,40 @@ class Progress:
         if self.total and rate > 0:
             line += f"  ETA {max(self.total - done, 0) / rate:.0f}s"
         self.log(line)
+
+
+@contextlib.contextmanager
+def keep_alive(log: Callable[[str], None],
+               every: float = KEEP_ALIVE_SECONDS) -> Iterator[Callable[[str], None]]:
+    """Yields a log that passes lines to `log` and remembers when it last did;
+    while the block runs, a thread logs `{step}: still working, {n}s elapsed`
+    (`step`: the part of the last line before its first colon, e.g. "  train")
+    whenever `every` seconds have passed without a line."""
+    lock = threading.Lock()
+    start = time.monotonic()
+    last = {"time": start, "line": ""}
+    stop = threading.Event()
+
+    def logged(line: str) -> None:
+        with lock:
+            last["time"], last["line"] = time.monotonic(), line
+        log(line)
+
+    def watch() -> None:
+        while not stop.wait(min(0.5, every / 4)):
+            with lock:
+                silent = time.monotonic() - last["time"] >= every
+                step = last["line"].split(":")[0] if ":" in last["line"] else "  datagen"
+            if silent:
+                logged(f"{step}: still working, {time.monotonic() - start:.0f}s elapsed")
+
+    thread = threading.Thread(target=watch, name="datagen-keep-alive", daemon=True)
+    thread.start()
+    try:
+        yield logged
+    finally:
+        stop.set()
+        thread.join()
 
 
 @contextlib.contextmanager

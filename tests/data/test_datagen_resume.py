@@ -6,7 +6,7 @@ import threading
 import pytest
 
 from t2t_lite.data import datagen, encoding, split_writer
-from t2t_lite.data.progress import Progress, heartbeat
+from t2t_lite.data.progress import Progress, heartbeat, keep_alive
 from test_datagen import dir_bytes
 from test_datagen_shuffle import CATS, DOGS, NAME, TwoCorpora, two_corpora  # noqa: F401
 
@@ -213,3 +213,20 @@ def test_heartbeat_says_the_elapsed_time_of_a_long_call():
                for line in lines)
     # Stopped with the block: its thread has ended, so no line can follow.
     assert not [t for t in threading.enumerate() if t.name == "datagen-heartbeat"]
+
+
+def test_keep_alive_fills_any_silence_and_names_the_last_step():
+    lines, two = [], threading.Event()
+
+    def log(line):
+        lines.append(line)
+        if sum("still working" in line for line in lines) == 2:
+            two.set()
+
+    with keep_alive(log, every=0.05) as logged:
+        logged("  train: encoding 0 of 10 pairs (0%)")
+        assert two.wait(10)
+    assert lines[0] == "  train: encoding 0 of 10 pairs (0%)"
+    assert all(line.startswith("  train: still working, ") and line.endswith("s elapsed")
+               for line in lines[1:])
+    assert not [t for t in threading.enumerate() if t.name == "datagen-keep-alive"]
