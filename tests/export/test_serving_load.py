@@ -5,7 +5,6 @@ and tensorflow_text, 8 threads calling `serving_default` on one export. No
 assertion here is about speed.
 """
 
-import importlib.util
 import itertools
 import json
 import os
@@ -17,22 +16,14 @@ import pytest
 from t2t_lite.export.exporter import export
 
 from model_dirs import make_model_dir
-from paths import REPO_ROOT
+from paths import REPO_ROOT, bench_module
 
 BENCH = REPO_ROOT / "bench" / "serving_load.py"
 # Cheap decoding: the check is about whose answer comes back, not about quality.
 DECODE = "beam_size=2,alpha=0.6,extra_length=4,max_input_length=48"
 
 
-def _bench_module():
-    """bench/serving_load.py imported by path (bench/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("serving_load", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-serving_load = _bench_module()
+serving_load = bench_module("serving_load")
 
 
 @pytest.fixture(scope="module")
