@@ -1,4 +1,4 @@
-"""t2t-server: translate over HTTP with a model directory, batching concurrent requests.
+"""t2t-server: translate over HTTP with a model directory or an export, batching concurrent requests.
 
     t2t-server --output_dir=runs/ende --model_name=ende --decode_hparams="beam_size=4,alpha=0.6" \\
         --checkpoint_average=5 --port=8501
@@ -14,6 +14,12 @@ SIGTERM (or Ctrl-C) stops accepting, answers what was received within
 model converted once into a cache, as t2t-decoder's --engine=ctranslate2 does),
 running one batch per batch worker at once (`inter_threads`), each on its share
 of the cores; the decode options it maps are named in one line at start-up.
+
+`--export_dir=E` serves the newest SavedModel version under E (t2t-exporter's;
+its decode settings fixed at export) instead of a model directory.
+`--watch` switches to a newer checkpoint (or export version) once it is
+complete, loaded and warmed up, every --watch_interval_s; each request is
+answered by the version served when it was received.
 """
 
 import argparse
@@ -30,9 +36,16 @@ from t2t_lite.bin import cli
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p = cli.ArgumentParser(prog="t2t-server", description=__doc__.split("\n")[0])
     p.add_argument("--output_dir", help="model directory written by t2t-trainer")
+    p.add_argument("--export_dir", help="instead of --output_dir: serve the newest SavedModel "
+                                        "version under this directory (t2t-exporter's)")
     p.add_argument("--checkpoint_path", help="a ckpt-N prefix (default: the latest)")
-    p.add_argument("--checkpoint_average", type=int, default=1,
-                   help="average the last N checkpoints on the fly")
+    p.add_argument("--checkpoint_average", type=int,
+                   help="average the last N checkpoints on the fly (default 1)")
+    p.add_argument("--watch", action="store_true",
+                   help="switch to a newer checkpoint (or export version) once it is complete, "
+                        "loaded and warmed up")
+    p.add_argument("--watch_interval_s", type=float, default=5.0,
+                   help="with --watch: seconds between two looks for a newer version")
     p.add_argument("--decode_hparams", default="",
                    help="as t2t-decoder's: beam_size, alpha, extra_length, ..., "
                         "return_beams, write_beam_scores (the written lines), "
@@ -63,12 +76,39 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--drain_timeout_s", type=float, default=30.0,
                    help="after SIGTERM, how long received requests may take")
     args = p.parse_args(argv)
-    cli.require(p, args, ["output_dir"])
+    if bool(args.output_dir) == bool(args.export_dir):
+        p.error("give exactly one of --output_dir (a model directory) and --export_dir "
+                "(t2t-exporter's SavedModel versions)")
     cli.check_engine_flags(p, args)
+    if args.export_dir:
+        _check_export_flags(p, args)
     if args.engine == "ctranslate2" and args.precision != "float32":
         p.error(f"--engine=ctranslate2 cannot run --precision={args.precision}; "
                 "use --quantization")
+    if args.watch and args.checkpoint_path:
+        p.error("--watch follows the newest checkpoint; --checkpoint_path pins one: "
+                "give one of them")
+    if not args.watch_interval_s > 0:
+        p.error(f"--watch_interval_s must be > 0, got {args.watch_interval_s:g}")
+    if args.checkpoint_average is None:
+        args.checkpoint_average = 1
     return args
+
+
+def _check_export_flags(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exits with a usage error for a flag that --export_dir cannot honour."""
+    fixed = "an export's decode settings are fixed when t2t-exporter writes it"
+    refused = [("decode_hparams", args.decode_hparams, f"{fixed} (see its export.json)"),
+               ("checkpoint_average", args.checkpoint_average is not None,
+                f"{fixed}, from the checkpoints it averaged"),
+               ("checkpoint_path", args.checkpoint_path, "it serves the newest version"),
+               ("engine=ctranslate2", args.engine == "ctranslate2",
+                "serve t2t-exporter --format=ctranslate2's model with CTranslate2 itself, or "
+                "--output_dir with --engine=ctranslate2"),
+               ("precision", args.precision != "float32", fixed)]
+    for flag, given, why in refused:
+        if given:
+            p.error(f"--{flag} cannot be used with --export_dir: {why}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
     from t2t_lite.serve.config import ServerConfig
 
     _, options = decoding.parse_decode_hparams(SearchParams(), args.decode_hparams)
-    model_dir_lib.read_problem(args.output_dir)  # a wrong directory is told at once
+    if args.output_dir:
+        model_dir_lib.read_problem(args.output_dir)  # a wrong directory is told at once
     # Batches side by side, each op on its share of the cores (as t2t-decoder), set
     # before TensorFlow's first op fixes its thread pools.
     # CTranslate2's converted model runs on the CPU, whatever TensorFlow sees.
@@ -87,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
     if args.engine == "tensorflow":
         decoding.share_cores(options)
     config = ServerConfig(
-        model_name=args.model_name or os.path.basename(os.path.normpath(args.output_dir)),
+        model_name=args.model_name or os.path.basename(os.path.normpath(args.output_dir or
+                                                                        args.export_dir)),
         max_batch_sentences=args.max_batch_sentences or options.batch_size,
         max_batch_tokens=args.max_batch_tokens, batch_timeout_ms=args.batch_timeout_ms,
         batch_workers=workers, max_queue_sentences=args.max_queue_sentences,
@@ -98,19 +140,36 @@ def run(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(name)s: %(message)s")
 
     from t2t_lite.serve.app import ServerState
+    load = _loader(args, workers)
+    engine = load()
+    if args.engine == "ctranslate2":
+        print(f"t2t-server: note: {engine.notice}", file=sys.stderr, flush=True)
+    watcher = None
+    if args.watch:
+        from t2t_lite.serve import watch
+        source = (watch.export_source(args.export_dir) if args.export_dir else
+                  watch.checkpoint_source(args.output_dir, args.checkpoint_average))
+        watcher = watch.Watcher(source, load, config.model_name, args.watch_interval_s)
+    return asyncio.run(_serve(ServerState.create(engine, config), args.host, args.port,
+                              watcher))
+
+
+def _loader(args: argparse.Namespace, workers: int):
+    """() -> the engine of the newest version these flags select (not warmed up)."""
+    if args.export_dir:
+        from t2t_lite.serve.saved_model_engine import SavedModelEngine
+        return lambda: SavedModelEngine.load(args.export_dir)
     if args.engine == "ctranslate2":
         from t2t_lite.serve.ctranslate2_engine import CT2Engine
-        engine = CT2Engine.load(args.output_dir, args.decode_hparams, args.checkpoint_average,
-                                args.checkpoint_path, args.quantization or "float32", workers)
-        print(f"t2t-server: note: {engine.notice}", file=sys.stderr, flush=True)
-    else:
-        from t2t_lite.serve.engine import TFEngine
-        engine = TFEngine.load(args.output_dir, args.decode_hparams, args.checkpoint_average,
-                               args.checkpoint_path, args.precision)
-    return asyncio.run(_serve(ServerState.create(engine, config), args.host, args.port))
+        return lambda: CT2Engine.load(args.output_dir, args.decode_hparams,
+                                      args.checkpoint_average, args.checkpoint_path,
+                                      args.quantization or "float32", workers)
+    from t2t_lite.serve.engine import TFEngine
+    return lambda: TFEngine.load(args.output_dir, args.decode_hparams, args.checkpoint_average,
+                                 args.checkpoint_path, args.precision)
 
 
-async def _serve(state, host: str, port: int) -> int:
+async def _serve(state, host: str, port: int, watcher=None) -> int:
     from t2t_lite.serve.server import serve
 
     stop = asyncio.Event()
@@ -123,7 +182,7 @@ async def _serve(state, host: str, port: int) -> int:
               f"{state.engine.version} on http://{host}:{actual_port} "
               f"({state.config.batch_workers} batch worker(s))", file=sys.stderr, flush=True)
 
-    return await serve(state, host, port, stop, listening)
+    return await serve(state, host, port, stop, listening, watcher)
 
 
 def main(argv: Optional[List[str]] = None) -> int:

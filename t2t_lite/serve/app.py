@@ -14,6 +14,11 @@ Every answer other than 200 has a JSON body {"error": {"code", "message"}}:
 body over max_body_bytes, 422 too many or too long sentences, 503 (with
 Retry-After) a full queue, warming up or shutting down, 504 a deadline passed,
 500 a sentence whose translation failed (only its own request).
+
+Each request is answered by the engine (model version) served when it is
+received: `ServerState.switch` (t2t-server --watch) changes the engine for
+the requests received after it, while the sentences of those received before
+are still translated, in batches of their own, by the engine they began with.
 """
 
 import asyncio
@@ -53,7 +58,8 @@ PAGE_HEADERS = {
 class ServerState:
     """What the handlers share: the engine, its batcher and metrics, readiness."""
 
-    engine: object            # `engine.TFEngine` or anything with its methods
+    engine: object            # `engine.TFEngine` or anything with its methods (the one
+                              # new requests get; `switch` replaces it)
     config: ServerConfig
     batcher: Batcher
     metrics: ServerMetrics
@@ -70,8 +76,15 @@ class ServerState:
                           config.max_queue_sentences, metrics)
         return cls(engine, config, batcher, metrics)
 
-    def model(self) -> dict:
-        return {"name": self.config.model_name, "version": self.engine.version}
+    def model(self, engine=None) -> dict:
+        """{"name", "version"} of `engine` (default: the one served now)."""
+        return {"name": self.config.model_name, "version": (engine or self.engine).version}
+
+    def switch(self, engine) -> None:
+        """Serves the (loaded, warmed-up) `engine` to the requests received from now on;
+        call it on the event loop's thread, where the handlers take their engine."""
+        self.engine = engine
+        self.metrics.version.set(engine.version)
 
     def check_ready(self, draining_too: bool = True) -> None:
         """Raises a 503 while warming up or (unless `draining_too` is False: a request
@@ -96,8 +109,10 @@ json_response = functools.partial(web.json_response,
                                   dumps=functools.partial(json.dumps, ensure_ascii=False))
 
 
-async def translate(state: ServerState, texts: List[str], deadline_ms: Optional[float]):
-    """Each text's `Translation`, in order, through the shared queue.
+async def translate(state: ServerState, engine, texts: List[str],
+                    deadline_ms: Optional[float]):
+    """Each text's `Translation` by `engine` (the one the request began with), in
+    order, through the shared queue.
 
     Raises:
       ApiError: 503 (not ready, queue full, shutting down), 504 (deadline), 500 (failed).
@@ -105,16 +120,16 @@ async def translate(state: ServerState, texts: List[str], deadline_ms: Optional[
     state.check_ready(draining_too=False)  # once draining, no new connection gets here
     timeout = state.config.deadline_seconds(deadline_ms)
     deadline = time.monotonic() + timeout
-    results = [state.engine.blank()] * len(texts)
+    results = [engine.blank()] * len(texts)
     todo = [i for i, text in enumerate(texts) if text.strip()]
     if not todo:
         return results
     sentences = [texts[i] for i in todo]
     lengths = await asyncio.get_running_loop().run_in_executor(
-        None, state.engine.token_lengths, sentences)
+        None, engine.token_lengths, sentences)
     retry = state.config.retry_after_s
     try:
-        futures = state.batcher.submit(sentences, lengths, deadline)
+        futures = state.batcher.submit(sentences, lengths, deadline, engine.translate)
     except QueueFull as e:
         raise ApiError(503, "queue_full", f"The server is busy: {e}.", retry) from None
     except ShuttingDown:
@@ -146,37 +161,40 @@ async def _body(request: web.Request):
 
 async def handle_translate(request: web.Request) -> web.Response:
     state: ServerState = request.app[STATE]
+    engine = state.engine  # this request's version, whatever a switch does meanwhile
     parsed = payloads.parse_translate(await _body(request), state.config)
-    results = await translate(state, parsed.inputs, parsed.deadline_ms)
-    return json_response(payloads.translate_response(results, parsed, state.model()))
+    results = await translate(state, engine, parsed.inputs, parsed.deadline_ms)
+    return json_response(payloads.translate_response(results, parsed, state.model(engine)))
 
 
-def _check_model(state: ServerState, request: web.Request) -> None:
-    """Raises a 404 unless the path names this server's model (and version)."""
+def _check_model(state: ServerState, request: web.Request, engine) -> None:
+    """Raises a 404 unless the path names this server's model (and `engine`'s version)."""
     name = request.match_info["name"]
     if name != state.config.model_name:
         raise ApiError(404, "not_found", f"Model {name!r} not found; this server serves "
                                          f"{state.config.model_name!r}.")
     version = request.match_info.get("version")
-    if version is not None and version != str(state.engine.version):
+    if version is not None and version != str(engine.version):
         raise ApiError(404, "not_found", f"Version {version!r} of model {name!r} not found; "
-                                         f"this server serves version {state.engine.version}.")
+                                         f"this server serves version {engine.version}.")
 
 
 async def handle_predict(request: web.Request) -> web.Response:
     state: ServerState = request.app[STATE]
-    _check_model(state, request)
+    engine = state.engine
+    _check_model(state, request, engine)
     parsed = payloads.parse_predict(await _body(request), state.config)
-    results = await translate(state, parsed.inputs, parsed.deadline_ms)
+    results = await translate(state, engine, parsed.inputs, parsed.deadline_ms)
     return json_response(payloads.predict_response(results, parsed))
 
 
 async def handle_model_status(request: web.Request) -> web.Response:
     state: ServerState = request.app[STATE]
-    _check_model(state, request)
+    engine = state.engine
+    _check_model(state, request, engine)
     phase = "UNLOADING" if state.draining else "AVAILABLE" if state.ready else "LOADING"
     return json_response({"model_version_status": [{
-        "version": str(state.engine.version), "state": phase,
+        "version": str(engine.version), "state": phase,
         "status": {"error_code": "OK", "error_message": ""}}]})
 
 

@@ -16,6 +16,11 @@ waited `timeout_s`; then it translates them and sets each sentence's future
 with that sentence's own result. A request larger than a batch simply has its
 sentences in several batches; the caller reassembles its futures in order.
 
+Sentences may be submitted with a `translate` of their own (a server that
+switched to a new model version queues new requests for the new one while
+the old one's queued sentences still go to the old one): sentences of
+different `translate`s never share a batch.
+
 A cancelled future (its client went away) is skipped, a sentence whose
 deadline passed in the queue fails with `DeadlineExceeded`, and a batch whose
 translation raises is translated again one sentence at a time, so a sentence
@@ -56,6 +61,7 @@ class _Item:
     future: concurrent.futures.Future
     enqueued: float                     # time.monotonic()
     deadline: Optional[float]           # time.monotonic(), or None
+    translate: Callable                 # texts -> results (equal ones may share a batch)
 
 
 class Observer:
@@ -107,19 +113,24 @@ class Batcher:
             return len(self._pending)
 
     def submit(self, texts: Sequence[str], lengths: Sequence[int],
-               deadline: Optional[float] = None) -> List[concurrent.futures.Future]:
+               deadline: Optional[float] = None,
+               translate: Optional[Callable[[List[str]], Sequence[Any]]] = None,
+               ) -> List[concurrent.futures.Future]:
         """Queues `texts` (all or none); returns one future per text, in order.
 
         Args:
           lengths: each text's length in subwords (batches are grouped by it).
           deadline: a `time.monotonic()` after which a still queued text fails
             with `DeadlineExceeded`.
+          translate: what translates these texts (default: the batcher's); they
+            share batches only with texts of an equal `translate`.
         Raises:
           QueueFull: the queue has no room for all of them.
           ShuttingDown: the batcher is draining or stopped.
         """
         now = time.monotonic()
-        items = [_Item(t, max(1, int(n)), concurrent.futures.Future(), now, deadline)
+        translate = translate or self.translate
+        items = [_Item(t, max(1, int(n)), concurrent.futures.Future(), now, deadline, translate)
                  for t, n in zip(texts, lengths)]
         with self._cond:
             if self._stopped:
@@ -198,10 +209,12 @@ class Batcher:
         return None
 
     def _choose(self):
-        """(the oldest sentence and the queued ones nearest its length within the
-        limits, whether the batch is full: no room left, or a sentence left out)."""
+        """(the oldest sentence and the queued ones of its `translate` nearest its
+        length within the limits, whether the batch is full: no room left, or a
+        sentence left out)."""
         anchor = self._pending[0]
-        others = sorted(self._pending[1:], key=lambda i: abs(i.length - anchor.length))
+        others = sorted((i for i in self._pending[1:] if i.translate == anchor.translate),
+                        key=lambda i: abs(i.length - anchor.length))
         batch, longest, full = [anchor], anchor.length, False
         for item in others:
             if len(batch) == self.max_sentences:
@@ -234,7 +247,7 @@ class Batcher:
         for item in batch:
             self.observer.queue_wait(start - item.enqueued)
         try:
-            results = self._translate([i.text for i in batch])
+            results = self._translate(batch[0].translate, [i.text for i in batch])
         except Exception:  # pylint: disable=broad-except
             LOG.exception("a batch of %d sentences failed; translating them one by one",
                           len(batch))
@@ -247,14 +260,15 @@ class Batcher:
             return
         for item in batch:  # alone, a sentence that cannot be translated fails by itself
             try:
-                item.future.set_result(self._translate([item.text])[0])
+                item.future.set_result(self._translate(item.translate, [item.text])[0])
             except Exception as e:  # pylint: disable=broad-except
                 LOG.exception("translating one sentence failed")
                 item.future.set_exception(BatchFailed(f"{type(e).__name__}: {e}"))
                 self.observer.dropped("failed", 1)
 
-    def _translate(self, texts: List[str]) -> Sequence[Any]:
-        results = self.translate(texts)
+    @staticmethod
+    def _translate(translate: Callable, texts: List[str]) -> Sequence[Any]:
+        results = translate(texts)
         if len(results) != len(texts):
             raise RuntimeError(f"translate returned {len(results)} results for "
                                f"{len(texts)} texts")

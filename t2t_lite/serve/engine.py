@@ -11,7 +11,7 @@ gets the decoder's output. Several threads may call `translate` at once.
 """
 
 import dataclasses
-from typing import List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence
 
 import tensorflow as tf
 
@@ -57,6 +57,26 @@ class Translation:
     def best(self) -> str:
         """The SavedModel's `serving_default` output."""
         return self.hypotheses[0]
+
+
+def subword_lengths(vocab, texts: Sequence[str], limit: Optional[int]) -> List[int]:
+    """Each text's length in `vocab`'s subwords, EOS included, at most `limit` (None:
+    no limit), as an in-graph search encodes it."""
+    lengths = vocab.encode_inputs(
+        tf.constant(list(texts), dtype=tf.string)).row_lengths().numpy().tolist()
+    return [min(n, limit) if limit else n for n in lengths]
+
+
+def translate_nonblank(texts: Sequence[str], blank: Translation,
+                       translate: Callable[[List[str]], List[Translation]]) -> List[Translation]:
+    """Each text's result: `blank` for an empty or whitespace-only one (not searched),
+    `translate` of the others (one call, in order, not made if there are none)."""
+    results = [blank] * len(texts)
+    todo = [i for i, text in enumerate(texts) if text.strip()]
+    if todo:
+        for i, result in zip(todo, translate([texts[i] for i in todo])):
+            results[i] = result
+    return results
 
 
 def written_translation(problem, options: decoding.DecodeOptions, text: str,
@@ -108,10 +128,7 @@ class TFEngine:
     def token_lengths(self, texts: Sequence[str]) -> List[int]:
         """Each text's length in subwords as the search sees it (EOS included, truncated
         to the input limit)."""
-        lengths = self.translator.vocab.encode_inputs(
-            tf.constant(list(texts), dtype=tf.string)).row_lengths().numpy().tolist()
-        limit = self.translator.max_input_length
-        return [min(n, limit) if limit else n for n in lengths]
+        return subword_lengths(self.translator.vocab, texts, self.translator.max_input_length)
 
     def blank(self) -> Translation:
         """The result of an empty or whitespace-only line (not searched)."""
@@ -119,15 +136,13 @@ class TFEngine:
 
     def translate(self, texts: Sequence[str]) -> List[Translation]:
         """Translates one batch; blank texts give `blank()`."""
-        results = [self.blank()] * len(texts)
-        todo = [i for i, text in enumerate(texts) if text.strip()]
-        if not todo:
-            return results
-        inputs = self.translator.encode([texts[i] for i in todo])  # [B, S]
+        return translate_nonblank(texts, self.blank(), self._search)
+
+    def _search(self, texts: List[str]) -> List[Translation]:
+        inputs = self.translator.encode(texts)  # [B, S]
         hypotheses, scores, _ = self.translator.nbest(inputs)
-        for i, hyps, sc in zip(todo, hypotheses, scores):
-            results[i] = written_translation(self.problem, self.options, texts[i], hyps, sc)
-        return results
+        return [written_translation(self.problem, self.options, text, hyps, sc)
+                for text, hyps, sc in zip(texts, hypotheses, scores)]
 
     def warm_up(self) -> None:
         """Translates one sentence (the search's first call traces its graph)."""

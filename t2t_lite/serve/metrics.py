@@ -11,7 +11,8 @@
     t2t_server_queue_wait_seconds                time from queue to batch (per sentence)
     t2t_server_compute_seconds                   time to translate a batch
     t2t_server_request_seconds{route}            time to answer a request
-    t2t_server_model_version{model}              the served checkpoint's step
+    t2t_server_model_version{model}              the served version (the checkpoint's step,
+                                                 or the export's version number)
 """
 
 import prometheus_client as prom
@@ -58,8 +59,10 @@ class ServerMetrics(Observer):
         self.latency = prom.Histogram("t2t_server_request_seconds",
                                       "Time to answer a request.", ["route"], buckets=_SECONDS,
                                       registry=r)
-        prom.Gauge("t2t_server_model_version", "The served checkpoint's step.", ["model"],
-                   registry=r).labels(model_name).set(version)
+        self.version = prom.Gauge("t2t_server_model_version",
+                                  "The served version (checkpoint step or export version).",
+                                  ["model"], registry=r).labels(model_name)
+        self.version.set(version)
 
     def exposition(self) -> bytes:
         """The text format Prometheus scrapes."""

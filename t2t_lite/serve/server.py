@@ -8,6 +8,9 @@ once a warm-up sentence has been translated. On `stop`: /readyz and new
 requests get 503, the listening socket closes, requests already received are
 answered as their batches finish (queued sentences go into batches at once),
 for at most `drain_timeout_s`; whatever is left then is cancelled.
+
+With a `watch.Watcher` (t2t-server --watch), once ready the server also
+switches to newer versions of its model as they appear (`watch.watch`).
 """
 
 import asyncio
@@ -18,6 +21,7 @@ from aiohttp import web
 
 from t2t_lite.errors import T2TError
 from t2t_lite.serve.app import ServerState, make_app
+from t2t_lite.serve.watch import Watcher, watch
 
 LOG = logging.getLogger("t2t_lite.serve")
 # One line per request: client, request line, status, bytes, seconds.
@@ -25,13 +29,15 @@ ACCESS_LOG_FORMAT = '%a "%r" %s %b %Tf'
 
 
 async def serve(state: ServerState, host: str, port: int, stop: asyncio.Event,
-                on_listening: Optional[Callable[[int], None]] = None) -> int:
+                on_listening: Optional[Callable[[int], None]] = None,
+                watcher: Optional[Watcher] = None) -> int:
     """Serves `state` on host:port until `stop` is set; returns the exit code
     (0; 1 if the warm-up translation failed).
 
     Args:
       port: 0 picks a free port.
       on_listening: called with the port once it accepts connections.
+      watcher: switches to newer versions once ready (None: the loaded one only).
     Raises:
       T2TError: the address cannot be listened on.
     """
@@ -60,6 +66,8 @@ async def serve(state: ServerState, host: str, port: int, stop: asyncio.Event,
             state.ready = True
             LOG.info("ready: model %r version %s", state.config.model_name,
                      state.engine.version)
+            if watcher is not None:
+                await watch(state, watcher, stop)
             await stopped
         stopped.cancel()
     finally:

@@ -102,10 +102,12 @@ class _ReadyLog(logging.Handler):
 
 
 class RunningServer:
-    """`serve()` on its own event loop in a thread, on a free port of 127.0.0.1."""
+    """`serve()` on its own event loop in a thread, on a free port of 127.0.0.1
+    (with a `watch.Watcher`: switching to newer versions, as t2t-server --watch)."""
 
-    def __init__(self, engine, config: ServerConfig):
+    def __init__(self, engine, config: ServerConfig, watcher=None):
         self.state = ServerState.create(engine, config)
+        self.watcher = watcher
         self.port: Optional[int] = None
         self.code: Optional[int] = None
         self._listening = threading.Event()
@@ -115,7 +117,8 @@ class RunningServer:
 
     async def _main(self) -> None:
         self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
-        self.code = await serve(self.state, "127.0.0.1", 0, self._stop, self._on_listening)
+        self.code = await serve(self.state, "127.0.0.1", 0, self._stop, self._on_listening,
+                                self.watcher)
 
     def _on_listening(self, port: int) -> None:
         self.port = port

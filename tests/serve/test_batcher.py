@@ -103,3 +103,17 @@ def test_waits_for_a_fuller_batch_at_most_the_timeout():
     batcher.stop()
     assert recorder.batches == [["a"], ["b", "c"]]
     assert 0.05 <= waited < 5
+
+
+def test_sentences_of_different_translates_never_share_a_batch():
+    """Two model versions queued at once (t2t-server --watch): each sentence goes to the
+    translate it was submitted with, in batches of that translate alone."""
+    old, new = Recorder(), Recorder()
+    batcher = Batcher(old, 8, 1000, timeout_s=0, workers=1)
+    futures = (batcher.submit(["s0", "s1"], [3, 3]) + batcher.submit(["n0"], [3], translate=new)
+               + batcher.submit(["s2"], [3], translate=old) + batcher.submit(["n1"], [3], None, new))
+    batcher.start()
+    concurrent_wait(futures)
+    batcher.stop()
+    assert old.batches == [["s0", "s1", "s2"]] and new.batches == [["n0", "n1"]]
+    assert [f.result() for f in futures] == ["S0", "S1", "N0", "S2", "N1"]
