@@ -88,13 +88,19 @@ def restore_weights(model, path: str) -> None:
 
     Raises:
       CheckpointGone: no such checkpoint, or one deleted while it was read.
-      T2TError: a checkpoint written for other variables or shapes.
+      T2TError: a checkpoint written for other variables or shapes, or damaged
+        (a data file shorter than its index says).
     """
     if not _files_exist(path):
         raise CheckpointGone(f"Checkpoint {path} does not exist (no {path}.index).")
     try:
         status = tf.train.Checkpoint(model=model).restore(path)
         status.expect_partial().assert_existing_objects_matched()
+    except IndexError as e:  # TensorFlow's reader of a cut data file: "Read less bytes ..."
+        if not _files_exist(path):
+            raise CheckpointGone(f"Checkpoint {path} was deleted while it was read.") from None
+        raise T2TError(f"Checkpoint {path} is damaged: {e} (a data file cut short; "
+                       "read another checkpoint or restore the file).") from None
     except (ValueError, AssertionError, tf.errors.OpError) as e:
         if not _files_exist(path):  # deleted while it was read
             raise CheckpointGone(f"Checkpoint {path} was deleted while it was read (a trainer "

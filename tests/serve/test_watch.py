@@ -160,8 +160,7 @@ def test_a_version_that_fails_to_load_keeps_the_old_one(server, watched, model_p
         assert_answer(expected, LINES[:3], *translate(server, LINES[:3])[::2], version=1)
         failures = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
         assert len(failures) == 1, failures  # one line, and not tried again at each look
-        # (TensorFlow's own error for the cut file, e.g. "IndexError: Read less bytes than
-        # requested")
+        # (restore_weights' "Checkpoint ... is damaged: Read less bytes than requested ...")
         assert failures[0].startswith(f"watch: version 2 of model '{MODEL_NAME}' failed to "
                                       "load (")
         assert failures[0].endswith("); still serving version 1")
