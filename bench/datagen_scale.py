@@ -189,9 +189,19 @@ def _link_dev_test(data: str, corpus_dir: str) -> None:
 
 # --- The code tree ------------------------------------------------------------------------
 
+def installed_root() -> str:
+    """The tree whose `t2t_lite` this Python imports without PYTHONPATH (the
+    editable install's), which may not be the tree this script is in."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-c", "import importlib.util, os; print(os.path."
+                           "dirname(os.path.dirname(importlib.util.find_spec('t2t_lite').origin)))"],
+                          capture_output=True, text=True, env=env, cwd="/")
+    return done.stdout.strip() if done.returncode == 0 else INSTALLED_ROOT
+
+
 def prepare_code_root(code_root: str) -> None:
     """Links `t2t_lite/{problems,hparams,bin}` in a tree other than the installed one."""
-    if os.path.realpath(code_root) == os.path.realpath(INSTALLED_ROOT):
+    if os.path.realpath(code_root) == os.path.realpath(installed_root()):
         return  # the editable install maps them
     for name in MAPPED_PACKAGES:
         link = os.path.join(code_root, "t2t_lite", name)
