@@ -25,7 +25,7 @@ from typing import Callable, Iterator, Optional
 Clock = Callable[[], float]
 
 EVERY_SECONDS = 9.0        # a step's own progress lines
-KEEP_ALIVE_SECONDS = 9.5   # the longest silence `keep_alive` allows
+KEEP_ALIVE_SECONDS = 9.0   # silence before `keep_alive` speaks (checked every 0.25 s)
 
 
 class Progress:
@@ -90,7 +90,7 @@ def keep_alive(log: Callable[[str], None],
         log(line)
 
     def watch() -> None:
-        while not stop.wait(min(0.5, every / 4)):
+        while not stop.wait(min(0.25, every / 4)):
             with lock:
                 silent = time.monotonic() - last["time"] >= every
                 step = last["line"].split(":")[0] if ":" in last["line"] else "  datagen"

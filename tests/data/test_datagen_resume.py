@@ -146,10 +146,9 @@ def test_records_have_the_bytes_of_protobufs_deterministic_serialization():
     rng = random.Random(0)
     ids = [0, 1, 5, 127, 128, 300, 16383, 16384, 2 ** 21, 2 ** 31 - 1]
     rows = [[rng.choice(ids) for _ in range(rng.randint(0, 12))] for _ in range(300)]
-    packed = [encoding._packed_rows(tf.ragged.constant(r, dtype=tf.int32))
-              for r in (rows, rows[::-1])]
-    assert packed[0][1] == [len(r) for r in rows]
-    assert encoding._examples(packed[0][0], packed[1][0]) == [
+    records = encoding.serialized_examples(tf.ragged.constant(rows, dtype=tf.int32),
+                                           tf.ragged.constant(rows[::-1], dtype=tf.int32))
+    assert records.numpy().tolist() == [
         tf.train.Example(features=tf.train.Features(feature={
             "inputs": tf.train.Feature(int64_list=tf.train.Int64List(value=source)),
             "targets": tf.train.Feature(int64_list=tf.train.Int64List(value=target))}))
