@@ -283,7 +283,8 @@ def write_weights(model_dir: str, dst_dir: str, model, step: int) -> str:
 
 
 def write_average(model_dir: str, avg_dir: str, last: int = 5,
-                  paths: Optional[List[str]] = None) -> Tuple[str, List[str]]:
+                  paths: Optional[List[str]] = None,
+                  record: Optional[Dict[str, Any]] = None) -> Tuple[str, List[str]]:
     """Averages checkpoints of `model_dir` into the model directory `avg_dir`.
 
     The average is written in full into a hidden temporary directory beside
@@ -296,6 +297,7 @@ def write_average(model_dir: str, avg_dir: str, last: int = 5,
       last: average the last `last` complete checkpoints (a trainer may be
         writing `model_dir`), unless `paths` names them.
       paths: the checkpoint prefixes to average.
+      record: more fields for average.json (how `paths` were chosen).
 
     Returns:
       (the written checkpoint prefix `avg_dir/ckpt-<last step>`, the prefixes averaged).
@@ -318,7 +320,8 @@ def write_average(model_dir: str, avg_dir: str, last: int = 5,
     def fill(tmp: str) -> None:
         write_weights(model_dir, tmp, model, step)
         atomic.write_text(os.path.join(tmp, AVERAGE_FILE), json.dumps(
-            {"model_dir": os.path.abspath(model_dir), "checkpoints": paths}, indent=2))
+            {"model_dir": os.path.abspath(model_dir), "checkpoints": paths, **(record or {})},
+            indent=2))
 
     atomic.write_dir(avg_dir, "avg", fill)
     return os.path.join(avg_dir, f"ckpt-{step}"), paths

@@ -1,12 +1,14 @@
 """Evaluation on the dev split: loss, per-subword perplexity, token accuracy, and the
 problem's metrics of greedy translations (BLEU and exact match; parsing: EVALB F1)."""
 
+import functools
 import math
 import time
 from typing import Callable, Dict, Optional, Sequence
 
 import tensorflow as tf
 
+from t2t_lite.data.pipeline import make_dataset
 from t2t_lite.hparams_lib import HParams
 from t2t_lite.train.loss import smoothed_cross_entropy, token_statistics
 
@@ -36,6 +38,15 @@ class _Progress:
         of = f"/{self.total}" if self.total else ""
         print(f"eval: {self.what} {count}{of} {self.unit}, {time.time() - self.start:.0f} s",
               flush=True)
+
+
+def dev_dataset_fn(data_dir: str, problem_name: str,
+                   hp: HParams) -> Callable[[], tf.data.Dataset]:
+    """() -> the dev split of `problem_name` in `data_dir` as the trainer's
+    evaluation reads it: shards in order, every example, bucketed into batches
+    of `hp.batch_size` tokens ({"inputs": int32 [B, S], "targets": int32 [B, T]})."""
+    return functools.partial(make_dataset, data_dir, problem_name, "dev", hp.batch_size,
+                             hp.max_length, training=False)
 
 
 # (hypotheses, references, sources) -> {metric name: value}, e.g. `Problem.dev_scores`.
@@ -73,13 +84,15 @@ class Evaluator:
         nll_sum, correct, tokens = token_statistics(logits, batch["targets"])
         return tf.stack([loss_sum, nll_sum, correct, tokens])
 
-    def __call__(self, eval_steps: int = 0, decode_sentences: int = 0) -> Dict[str, float]:
+    def __call__(self, eval_steps: int = 0, decode_sentences: int = 0,
+                 progress: bool = True) -> Dict[str, float]:
         """Metrics of the model on the dev split.
 
         Args:
           eval_steps: dev batches to read; 0: the whole split.
           decode_sentences: dev sentences to decode greedily for the problem's
             metrics (needs a translator); 0: none.
+          progress: print the dev-loss progress lines (`_Progress`).
         Returns:
           {"loss", "perplexity", "accuracy"[, the problem's: "bleu",
           "exact_match"[, "evalb_f1"]]}: loss is label-smoothed like the
@@ -89,11 +102,13 @@ class Evaluator:
         if eval_steps:
             dataset = dataset.take(eval_steps)
         totals = tf.zeros([4])
-        progress = _Progress("dev loss", "batches")
+        shown = _Progress("dev loss", "batches") if progress else None
         for batch in dataset:
             totals += self._batch_stats(batch)
-            progress.update(1)
-        progress.done()
+            if shown:
+                shown.update(1)
+        if shown:
+            shown.done()
         loss_sum, nll_sum, correct, tokens = (float(x) for x in totals.numpy())
         tokens = max(tokens, 1.0)
         metrics = {"loss": loss_sum / tokens,

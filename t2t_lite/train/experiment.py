@@ -10,7 +10,6 @@ asked), the model directory, and the log line that starts a run.
 """
 
 import contextlib
-import functools
 import os
 from typing import Optional
 
@@ -27,7 +26,7 @@ from t2t_lite.decode.search import SearchParams, search_for_problem
 from t2t_lite.decode.translator import Translator
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
-from t2t_lite.train.evaluation import Evaluator
+from t2t_lite.train.evaluation import Evaluator, dev_dataset_fn
 from t2t_lite.train.keras_internals import set_random_seed
 from t2t_lite.train.schedule import make_optimizer
 from t2t_lite.train.strategy import is_chief
@@ -67,8 +66,7 @@ def make_trainer(hparams: HParams, problem_name: str, data_dir: str, output_dir:
                             input_context=input_context,
                             pad_to_bucket_boundary=options.jit_compile, sources=sources)
 
-    dev_dataset = functools.partial(make_dataset, data_dir, problem_name, "dev",
-                                    hparams.batch_size, hparams.max_length, training=False)
+    dev_dataset = dev_dataset_fn(data_dir, problem_name, hparams)
     translator, dev_scores = None, None
     if problem is not None and vocab is not None:
         greedy = SearchParams.for_problem(problem, beam_size=1)

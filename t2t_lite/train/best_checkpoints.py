@@ -1,0 +1,146 @@
+"""Averaging the K checkpoints of lowest dev loss (`t2t-avg-checkpoints --select=best_dev_loss`).
+
+    written, chosen, losses = average_best(model_dir, avg_dir, data_dir, k=5)
+
+Each complete checkpoint of the model directory (or the last `candidates` of
+them) is scored by its per-token cross-entropy on the problem's whole dev
+split, without label smoothing, read and batched as the trainer's evaluation
+reads it (`evaluation.dev_dataset_fn`). The K lowest are averaged (ties: the
+later step) into a model directory like any other average. Losses are kept in
+the model directory (`dev_loss_cache`), so a later run scores only the
+checkpoints saved since. A trainer may be writing the model directory: only
+listed checkpoints are read, and a checkpoint it deletes meanwhile makes the
+choice start again from the checkpoints listed then.
+"""
+
+import os
+import time
+from typing import Callable, Dict, List, Tuple
+
+import tensorflow as tf
+
+from t2t_lite import checkpoints, model_dir as model_dir_lib
+from t2t_lite.checkpoints import CheckpointGone, checkpoint_step
+from t2t_lite.data import datagen
+from t2t_lite.data.integrity import data_loss_error
+from t2t_lite.errors import T2TError
+from t2t_lite.train.dev_loss_cache import CACHE_FILE, DevLossCache, dev_data_identity
+from t2t_lite.train.evaluation import Evaluator, dev_dataset_fn
+
+
+class DevLossScorer:
+    """Restores a checkpoint of `model_dir` and returns its per-token dev loss.
+
+    One float32 model and one traced loss function serve every checkpoint; they
+    are built on the first call (none when every loss is cached).
+    """
+
+    def __init__(self, model_dir: str, data_dir: str, problem_name: str):
+        self.model_dir, self.data_dir, self.problem_name = model_dir, data_dir, problem_name
+        self.model, self.evaluator = None, None
+
+    def _build(self) -> None:
+        hp = model_dir_lib.read_hparams(self.model_dir).replace(label_smoothing=0.0)
+        self.model = model_dir_lib.build_model(self.model_dir)
+        self.evaluator = Evaluator(self.model, hp,
+                                   dev_dataset_fn(self.data_dir, self.problem_name, hp))
+
+    def __call__(self, path: str) -> float:
+        """The dev loss of the checkpoint prefix `path`.
+
+        Raises:
+          CheckpointGone: `path` was deleted before or while it was read.
+          T2TError: a damaged dev shard.
+        """
+        if self.model is None:
+            self._build()
+        checkpoints.restore_weights(self.model, path)
+        try:
+            return self.evaluator(progress=False)["loss"]
+        except tf.errors.DataLossError as e:
+            meta = datagen.read_metadata(self.data_dir, self.problem_name)
+            raise data_loss_error(self.data_dir, self.problem_name, meta, e) from None
+
+
+def lowest(losses: Dict[str, float], k: int) -> List[str]:
+    """The `k` checkpoint prefixes of lowest loss, a later step first among equal
+    losses; returned oldest first (the average is named after the last)."""
+    ranked = sorted(losses, key=lambda path: (losses[path], -checkpoint_step(path)))
+    return sorted(ranked[:k], key=checkpoint_step)
+
+
+def _candidates(model_dir: str, k: int, candidates: int) -> List[str]:
+    """The last `candidates` (0: all) complete checkpoints, at least `k` of them."""
+    listed = checkpoints.list_checkpoints(model_dir)
+    paths = listed[-candidates:] if candidates else listed
+    if k > len(paths):
+        which = f"the last {candidates} (--candidates)" if candidates else "all"
+        raise T2TError(f"--num_last_checkpoints={k} is more than the {len(paths)} candidate "
+                       f"checkpoint(s) of {model_dir} ({which} of its {len(listed)} complete "
+                       "checkpoints): average fewer, or wait for more.")
+    return paths
+
+
+def score(model_dir: str, paths: List[str], cache: DevLossCache, scorer: DevLossScorer,
+          log: Callable[[str], None]) -> Dict[str, float]:
+    """{path: dev loss} of the checkpoint prefixes `paths`, from `cache` or computed
+    (and added to it), one line each.
+
+    Raises:
+      CheckpointGone: a checkpoint was deleted before or while it was read.
+    """
+    listed = [os.path.basename(p) for p in checkpoints.list_checkpoints(model_dir)]
+    losses = {}
+    for path in paths:
+        name = os.path.basename(path)
+        loss = cache.get(name)
+        if loss is None:
+            start = time.time()
+            loss = scorer(path)
+            cache.put(name, loss, listed)
+            how = f"[{time.time() - start:.1f} s]"
+        else:
+            how = f"(from {CACHE_FILE})"
+        log(f"{name} (step {checkpoint_step(path)}): dev loss {loss:.4f} {how}")
+        losses[path] = loss
+    return losses
+
+
+def average_best(model_dir: str, avg_dir: str, data_dir: str, k: int, candidates: int = 0,
+                 log: Callable[[str], None] = print,
+                 ) -> Tuple[str, List[str], Dict[str, float]]:
+    """Averages the `k` checkpoints of `model_dir` of lowest dev loss into `avg_dir`.
+
+    Args:
+      data_dir: t2t-datagen's output holding the model's problem's dev split,
+        encoded with the model's vocabulary.
+      candidates: score only the last `candidates` complete checkpoints; 0: all.
+      log: prints a line (each checkpoint's loss).
+
+    Returns:
+      (the written checkpoint prefix, the prefixes averaged oldest first,
+      {candidate prefix: dev loss}). average.json records the rule and the losses.
+
+    Raises:
+      T2TError: no dev split in `data_dir` (or one of another vocabulary),
+        fewer candidates than `k`, `model_dir.write_average`'s errors.
+    """
+    if k < 1:
+        raise T2TError(f"--num_last_checkpoints must be >= 1, got {k}.")
+    problem_name = model_dir_lib.read_problem(model_dir)["problem"]
+    dev_data = dev_data_identity(data_dir, problem_name, model_dir_lib.vocab_path(model_dir))
+    cache = DevLossCache(model_dir, dev_data, log)
+    scorer = DevLossScorer(model_dir, data_dir, problem_name)
+    for _ in range(checkpoints.READ_ATTEMPTS):
+        try:
+            losses = score(model_dir, _candidates(model_dir, k, candidates), cache, scorer, log)
+            record = {"select": "best_dev_loss", "data_dir": os.path.abspath(data_dir),
+                      "dev_losses": {os.path.basename(p): v for p, v in losses.items()}}
+            written, chosen = model_dir_lib.write_average(model_dir, avg_dir,
+                                                          paths=lowest(losses, k), record=record)
+            return written, chosen, losses
+        except CheckpointGone as gone:
+            log(f"{gone} Choosing again among the checkpoints listed now.")
+    raise T2TError(f"The checkpoints of {model_dir} were deleted {checkpoints.READ_ATTEMPTS} "
+                   "times while they were scored (a trainer with a small keep_checkpoint_max); "
+                   "raise the trainer's --keep_checkpoint_max or use a copy of the directory.")
