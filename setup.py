@@ -77,6 +77,7 @@ setup(
         "t2t-datagen = t2t_lite.bin.t2t_datagen:main",
         "t2t-trainer = t2t_lite.bin.t2t_trainer:main",
         "t2t-decoder = t2t_lite.bin.t2t_decoder:main",
+        "t2t-tune-decoder = t2t_lite.bin.t2t_tune_decoder:main",
         "t2t-avg-checkpoints = t2t_lite.bin.t2t_avg_checkpoints:main",
         "t2t-exporter = t2t_lite.bin.t2t_exporter:main",
         "t2t-bleu = t2t_lite.bin.t2t_bleu:main",

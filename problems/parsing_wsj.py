@@ -44,7 +44,7 @@ turns it off; the decoder's repair rule then aligns slots to words, and 42 of
 the 273 dev trees of the same model stay rejected.
 """
 
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from t2t_lite import registry
 from t2t_lite.data.layout import check_split
@@ -110,6 +110,10 @@ class ParsingWsj(Problem):
     def report(self, trees_out: Sequence[str], reference_path: str) -> str:
         """EVALB's summary (COLLINS.prm) against the gold trees in `reference_path`."""
         return outputs.evalb_report(trees_out, reference_path)[1]
+
+    def report_score(self, trees_out: Sequence[str], reference_path: str) -> Tuple[str, float]:
+        """("F1", EVALB's bracketing FMeasure over all sentences) of `report`."""
+        return "F1", outputs.evalb_report(trees_out, reference_path)[0].f1
 
     def search_constraint(self, vocab):
         """Only well-formed trees, one word slot per input word (`TreeConstraint`)."""

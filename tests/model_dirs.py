@@ -2,6 +2,7 @@
 
 import os
 
+import sentencepiece as spm
 import tensorflow as tf
 from num2words import num2words
 
@@ -9,6 +10,7 @@ import t2t_lite
 from t2t_lite import registry
 from t2t_lite.data.vocab import train_sentencepiece
 from t2t_lite import model_dir as model_dir_lib
+from t2t_lite.data.layout import EOS_ID
 
 PROBLEM = "translate_ende_numbers"  # a registered problem (decode defaults)
 
@@ -44,3 +46,15 @@ def make_model_dir(path: str, steps=(1,), hparams_overrides: str = "hidden_size=
     for variable, value in zip(model.weights, base):
         variable.assign(value)
     return path
+
+
+def whole_words_only(model, vocab_file):
+    """Zeroes the (tied) embedding of every piece but the word-initial ones, so that
+    the random model writes several words (each piece starts one): "five five twenty"."""
+    sp = spm.SentencePieceProcessor(model_file=vocab_file)
+    rows = [i for i in range(EOS_ID + 2, sp.get_piece_size())
+            if not sp.id_to_piece(i).startswith("\u2581") or sp.id_to_piece(i) == "\u2581"]
+    table = model.target_embedding.weights_matrix
+    value = table.numpy()
+    value[rows] = 0
+    table.assign(value)

@@ -40,7 +40,7 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, List, Optional, Pro
 
 from t2t_lite.data.layout import check_split
 from t2t_lite.errors import T2TError
-from t2t_lite.metrics.translation import bleu_report, translation_scores
+from t2t_lite.metrics.translation import bleu_report, reference_bleu, translation_scores
 from t2t_lite.textio import count_lines, iter_lines
 
 Pair = Tuple[str, str]
@@ -162,6 +162,11 @@ class Problem:
         """The score the decoder prints for `outputs` (after `postprocess`, one
         per line of the reference file). Default: sacreBLEU with its signature."""
         return bleu_report(outputs, reference_path)
+
+    def report_score(self, outputs: Sequence[str], reference_path: str) -> Tuple[str, float]:
+        """The main number of `report`, named: what t2t-tune-decoder maximizes
+        (higher is better). Default: ("BLEU", sacreBLEU as `report` computes it)."""
+        return "BLEU", float(reference_bleu(outputs, reference_path)[0].score)
 
     def search_constraint(self, vocab) -> Optional[SearchConstraint]:
         """A constraint on what the search may write (see `SearchConstraint`),

@@ -139,6 +139,9 @@ class Search(tf.Module):
         later steps compute only those still searching; the same outputs.
         Default: without XLA (it needs static shapes), for greedy and beam
         search (sampling draws by row position, so its rows stay).
+      runtime_alpha: hold the length penalty's alpha in a variable that the
+        traced search reads, so `set_alpha` changes it without tracing again
+        (t2t-tune-decoder); default: a constant of the graph.
 
     `work` counts, over all `run` calls, the decoder rows computed
     (`computed`: one row is one hypothesis for one step) and those that the
@@ -150,7 +153,8 @@ class Search(tf.Module):
 
     def __init__(self, models, params: SearchParams = SearchParams(),
                  constraint: Optional[SearchConstraint] = None, jit_compile: bool = False,
-                 growing_cache: Optional[bool] = None, compact: Optional[bool] = None):
+                 growing_cache: Optional[bool] = None, compact: Optional[bool] = None,
+                 runtime_alpha: bool = False):
         super().__init__(name="search")
         self.models = list(models) if isinstance(models, (list, tuple)) else [models]
         if not self.models:
@@ -167,6 +171,8 @@ class Search(tf.Module):
         self.compact = (not jit_compile) if compact is None else compact
         self.work = {"useful": 0, "computed": 0}
         self.params = params
+        self.alpha = (tf.Variable(params.alpha, trainable=False, dtype=tf.float32, name="alpha")
+                      if runtime_alpha else params.alpha)
         self.vocab_size = sizes[0]
         self.max_input_length = input_limit(params.max_input_length,
                                             [m.hparams.max_length for m in self.models])
@@ -183,6 +189,18 @@ class Search(tf.Module):
         self.compiled = tf.function(self.search_with_work, jit_compile=jit_compile,
                                     autograph=False,
                                     input_signature=[tf.TensorSpec([None, None], tf.int32)])
+
+    def set_alpha(self, alpha: float) -> None:
+        """Searches from now on with length penalty `alpha`, without tracing again.
+
+        Raises:
+          T2TError: a negative alpha.
+          ValueError: the search was not built with `runtime_alpha=True`.
+        """
+        if not isinstance(self.alpha, tf.Variable):
+            raise ValueError("set_alpha needs a Search built with runtime_alpha=True.")
+        self.params = dataclasses.replace(self.params, alpha=alpha)  # validates it
+        self.alpha.assign(alpha)
 
     def _logits_fn(self, inputs: tf.Tensor, buffer_length):
         """(the models' logits callback, its initial cache) for inputs [B, S]."""
@@ -253,7 +271,7 @@ class Search(tf.Module):
                                           seed=(p.sampling_seed, 0), eos_id=EOS_ID, cache=cache,
                                           buffer_length=buffer_length, return_row_steps=True)
             return ids[:, tf.newaxis], log_probs[:, tf.newaxis], rows
-        return beam_search(step_fn, start, p.beam_size, max_lengths, self.vocab_size, p.alpha,
+        return beam_search(step_fn, start, p.beam_size, max_lengths, self.vocab_size, self.alpha,
                            eos_id=EOS_ID, cache=cache, length_penalty=p.length_penalty,
                            buffer_length=buffer_length, compact=self.compact,
                            stop_rule=p.stop_rule, return_row_steps=True,
@@ -281,7 +299,9 @@ class Search(tf.Module):
 
 
 def search_for_problem(models, problem, vocab, params: SearchParams,
-                       jit_compile: bool = False, compact: Optional[bool] = None) -> Search:
+                       jit_compile: bool = False, compact: Optional[bool] = None,
+                       runtime_alpha: bool = False) -> Search:
     """A `Search` with `problem`'s search constraint (when `params.tree_constraint`)."""
     constraint = problem.search_constraint(vocab) if params.tree_constraint else None
-    return Search(models, params, constraint, jit_compile=jit_compile, compact=compact)
+    return Search(models, params, constraint, jit_compile=jit_compile, compact=compact,
+                  runtime_alpha=runtime_alpha)

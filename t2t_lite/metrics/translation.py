@@ -1,6 +1,8 @@
 """Translation metrics: corpus BLEU and exact match, for dev evaluation and reports."""
 
-from typing import Dict, Sequence
+from typing import Dict, Sequence, Tuple
+
+from sacrebleu.metrics.bleu import BLEUScore
 
 from t2t_lite import textio
 from t2t_lite.metrics.bleu import corpus_bleu
@@ -21,12 +23,17 @@ def translation_scores(hypotheses: Sequence[str], references: Sequence[str]) -> 
     return {"bleu": float(score.score), "exact_match": exact_match(hypotheses, references)}
 
 
-def bleu_report(outputs: Sequence[str], reference_path: str) -> str:
-    """"BLEU = 27.31 <signature>  (<details>)" of `outputs` against a reference file.
+def reference_bleu(outputs: Sequence[str], reference_path: str) -> Tuple[BLEUScore, str]:
+    """`corpus_bleu` of `outputs` against a reference file.
 
     References are read as t2t-bleu and sacreBLEU's command line read them
-    (trailing whitespace removed), so the scores printed here and there agree.
+    (trailing whitespace removed), so the scores here and there agree.
     """
-    score, signature = corpus_bleu(outputs, textio.read_lines(reference_path,
-                                                              strip="trailing_whitespace"))
+    return corpus_bleu(outputs, textio.read_lines(reference_path, strip="trailing_whitespace"))
+
+
+def bleu_report(outputs: Sequence[str], reference_path: str) -> str:
+    """"BLEU = 27.31 <signature>  (<details>)" of `outputs` against a reference file
+    (`reference_bleu`)."""
+    score, signature = reference_bleu(outputs, reference_path)
     return f"BLEU = {score.score:.2f} {signature}  ({score})"

@@ -8,7 +8,6 @@ that its piece alignments keep the order of the number's parts.
 
 import numpy as np
 import pytest
-import sentencepiece as spm
 import tensorflow as tf
 
 from t2t_lite import model_dir
@@ -19,7 +18,7 @@ from t2t_lite.decode.translator import Translator
 from t2t_lite.data.layout import EOS_ID
 from t2t_lite.problems.translate_numbers import number_pair, number_splits
 
-from model_dirs import make_model_dir
+from model_dirs import make_model_dir, whole_words_only
 
 
 def test_word_spans_are_byte_offsets_of_split_words():
@@ -124,18 +123,6 @@ def test_bad_alignment_options_are_one_line_errors(numbers_model, tmp_path, capf
     err = capfd.readouterr().err
     assert code == 1 and message in err and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1, err
-
-
-def whole_words_only(model, vocab_file):
-    """Zeroes the (tied) embedding of every piece but the word-initial ones, so that
-    the random model writes several words (each piece starts one): "five five twenty"."""
-    sp = spm.SentencePieceProcessor(model_file=vocab_file)
-    rows = [i for i in range(EOS_ID + 2, sp.get_piece_size())
-            if not sp.id_to_piece(i).startswith("\u2581") or sp.id_to_piece(i) == "\u2581"]
-    table = model.target_embedding.weights_matrix
-    value = table.numpy()
-    value[rows] = 0
-    table.assign(value)
 
 
 def test_decoder_aligns_several_words_of_every_beam_of_a_truncated_source(tmp_path, capfd):
