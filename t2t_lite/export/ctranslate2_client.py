@@ -54,6 +54,18 @@ T2T_UNK_TOKEN = "<unk>\n"
 VOCABULARY_FILE = "shared_vocabulary.json"  # CTranslate2's, source and target alike
 
 
+# How far below its own cap a source's longest hypothesis must end for a translation
+# under a larger cap to stand for it (`CT2Translator.translate_results`): the search
+# stops at the step where a returned hypothesis ends, the end token one past its tokens.
+_CAP_MARGIN = 2
+_JOINT_MIN_EXTRA = 10  # extra_length from which one joint call is tried first
+
+
+def _longest_hypothesis(result) -> int:
+    """Tokens of the longest hypothesis of a CTranslate2 result (0 if none)."""
+    return max((len(h) for h in result.hypotheses), default=0)
+
+
 def t2t_ctranslate2_tokens(subtokens: Sequence[str]) -> List[str]:
     """CTranslate2's token strings for t2t's subtokens, id for id, then `T2T_UNK_TOKEN`.
 
@@ -179,22 +191,39 @@ class CT2Translator:
 
         `extra_length`: cap each output at its source's length (`source_lengths`:
         both t2t-decoder and CTranslate2 truncate so) + `extra_length` tokens,
-        t2t-decoder's rule, by translating the sources of each cap with their own
-        `max_decoding_length` (CTranslate2 takes one per call); None: the
-        recorded `max_decoding_length` for all.
+        t2t-decoder's rule; None: the recorded `max_decoding_length` for all.
+
+        CTranslate2 takes one `max_decoding_length` per call, so the sources are
+        translated together under the largest of their caps, and only a source
+        whose search came within `_CAP_MARGIN` tokens of its own cap is translated
+        again under that cap. That is exact: a source's search runs step by step
+        the same under any cap it does not reach (the cap only ends the search),
+        and it stops at the step where one of its returned hypotheses ends, so a
+        result whose hypotheses all end further than the margin below the source's
+        cap never met it. One call per distinct cap instead (what this did before)
+        cut a batch of 20 Multi30k sentences into about 10 calls of 2: 3.9x slower
+        at extra_length=50. Below `_JOINT_MIN_EXTRA`, one call per cap as before.
         """
         longest = self.options["max_decoding_length"]
-        groups: Dict[int, List[int]] = {}
-        for i, length in enumerate(self.source_lengths(pieces)):
-            cap = longest if extra_length is None else min(length + extra_length, longest)
-            groups.setdefault(cap, []).append(i)
+        caps = [longest if extra_length is None else min(length + extra_length, longest)
+                for length in self.source_lengths(pieces)]
         results = [None] * len(pieces)
-        for cap, rows in groups.items():
+        redo = list(range(len(pieces)))
+        # Under a small extra_length most searches meet their cap, so the joint call
+        # would mostly be redone (measured: 0.9x at 5 tokens, 1.4x at 10, 3.9x at 50).
+        joint = [None] if (extra_length or 0) >= _JOINT_MIN_EXTRA and len(set(caps)) > 1 else []
+        for cap in joint + list(dict.fromkeys(caps)):  # caps in order of first use
+            rows = list(redo) if cap is None else [i for i in redo if caps[i] == cap]
+            cap = cap or max(caps)
+            if not rows:
+                continue
             translated = self.translator.translate_batch(
                 [pieces[i] for i in rows], max_batch_size=batch_size,
                 **dict(self.options, max_decoding_length=cap, **options))
             for i, result in zip(rows, translated):
-                results[i] = result
+                if caps[i] == cap or _longest_hypothesis(result) + _CAP_MARGIN < caps[i]:
+                    results[i] = result
+            redo = [i for i in redo if results[i] is None]
         return results
 
     def translate_pieces(self, pieces: Sequence[Sequence[str]], batch_size: int = 32,

@@ -194,6 +194,72 @@ def test_t2t_decoder_max_length_rule(tmp_path):
     assert sampled == greedy == decode_lines(Translator(Search(model, params), vocab), lines)
 
 
+class CountingTranslator:
+    """A CTranslate2 translator that records each `translate_batch` call's
+    (sources, max_decoding_length)."""
+
+    def __init__(self, translator):
+        self.translator, self.calls = translator, []
+
+    def translate_batch(self, sources, **options):
+        self.calls.append((len(sources), options["max_decoding_length"]))
+        return self.translator.translate_batch(sources, **options)
+
+
+def per_cap_results(client, pieces, extra_length, **options):
+    """The reference rule: each source translated with the sources of its own cap
+    (source length + EOS + extra_length), one `translate_batch` call per cap."""
+    results = {}
+    lengths = [len(p) + 1 for p in pieces]
+    for cap in sorted(set(lengths)):
+        rows = [i for i, n in enumerate(lengths) if n == cap]
+        out = client.translator.translate_batch(
+            [pieces[i] for i in rows], max_batch_size=64,
+            **dict(client.options, max_decoding_length=cap + extra_length, **options))
+        results.update(zip(rows, out))
+    return [results[i] for i in range(len(pieces))]
+
+
+@pytest.mark.parametrize("beam_size", [1, 2])
+def test_extra_length_sources_that_meet_their_cap_are_translated_again(tmp_path, beam_size):
+    """extra_length=12 on a random model that rarely stops: the joint call under the
+    largest cap is made, every source meets its own cap there, so each is translated
+    again with the sources of its cap (those of the largest cap keep the joint call's
+    result); the outputs are t2t-decoder's."""
+    model_dir = make_model_dir(str(tmp_path / "model"), steps=(0,),
+                               hparams_overrides=SHAPES["post-norm, tied"])
+    path = ctranslate2_export.export_ctranslate2(model_dir, str(tmp_path / "ct2"))
+    lines = number_sentences(13)[1:]
+    model, vocab, _, _ = model_dir_lib.load_model(model_dir)
+    params = SearchParams(beam_size=beam_size, extra_length=12, alpha=0.0)
+    expected = decode_lines(Translator(Search(model, params), vocab), lines)
+    client = CT2Translator(path, compute_type="float32", beam_size=beam_size)
+    counting = client.translator = CountingTranslator(client.translator)
+    assert client.translate(lines, extra_length=12) == expected
+    caps = sorted({len(ids) + 12 for ids in vocab.encode_texts(lines)})  # EOS included
+    assert len(caps) >= 3
+    assert counting.calls[0] == (len(lines), caps[-1])  # the joint call first,
+    # then one per smaller cap (the joint call was the largest cap's own)
+    assert sorted(cap for _, cap in counting.calls[1:]) == caps[:-1]
+
+
+def test_sources_that_stop_early_are_translated_in_one_call(trained):
+    """A trained model stops long before source length + 50: the sources of all
+    lengths go in one `translate_batch` call, and each result is the one of the
+    call per cap (the reference rule), hypotheses and scores."""
+    _, path, sources, _ = trained
+    client = CT2Translator(path, compute_type="float32")
+    pieces = client.tokenize(sources[:120])
+    assert len({len(p) for p in pieces}) >= 5
+    expected = per_cap_results(client, pieces, 50, num_hypotheses=4, return_scores=True)
+    counting = client.translator = CountingTranslator(client.translator)
+    got = client.translate_results(pieces, 64, 50, num_hypotheses=4, return_scores=True)
+    assert counting.calls == [(120, max(len(p) for p in pieces) + 1 + 50)]
+    assert [r.hypotheses for r in got] == [r.hypotheses for r in expected]
+    assert [x for r in got for x in r.scores] == pytest.approx(
+        [x for r in expected for x in r.scores], abs=1e-4)
+
+
 def test_exporter_says_when_ctranslate2_cannot_run_the_length_penalty(tmp_path, capfd):
     """tensor2tensor's gnmt penalty (the numbers problem's default) has no CTranslate2
     form: the export substitutes length ** alpha and says so in one line on stderr."""
