@@ -12,8 +12,9 @@ The model is converted once by t2t-exporter's converter into a cache
 (`num_hypotheses`, `return_scores`). What t2t-decoder adds around a search is
 kept: blank lines give "" without decoding, the problem's `postprocess`, the
 written line (`decoding.format_hypotheses`), and extra_length (each output at
-most its source's length + extra_length, by translating each source length
-with its own `max_decoding_length`, as `CT2Translator` does).
+most its source's length + extra_length: `CT2Translator.translate_results`
+translates a batch under its largest cap and again under its own cap only a
+source whose search came near it).
 
 Where CTranslate2's search cannot do what t2t-decoder does (see
 ctranslate2_export's docstring), the option is mapped as the export documents
