@@ -64,7 +64,7 @@ def check_args(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from t2t_lite.model_dir import write_average
+    from t2t_lite.average_dir import write_average
     if args.select == "best_dev_loss":
         from t2t_lite.train.best_checkpoints import average_best
         written, paths, losses = average_best(args.output_dir, args.avg_dir, args.data_dir,

@@ -12,16 +12,17 @@ starts, so they rebuild the model from this directory alone:
     best/          a weights-only model directory of the best dev BLEU so far
 
 A weights-only model directory (`write_weights`: the metadata and one
-checkpoint of the model's weights) is what the trainer keeps as `best/` and
-what `t2t-avg-checkpoints` writes; every program reads it like any other.
+checkpoint of the model's weights) is what the trainer keeps as `best/`
+(`t2t_lite.best_dir`) and what `t2t-avg-checkpoints` writes
+(`t2t_lite.average_dir`); every program reads it like any other.
 
 Readers never see a file half-written: metadata files are written and copied
 through a temporary file renamed into place, checkpoints are chosen from the
 state file (`checkpoints.read_listed`), and an average is filled under a hidden
-temporary name and renamed into place when complete (`write_average`). While
+temporary name and renamed into place when complete (`average_dir.write_average`). While
 `best/` or an average is replaced, or after a kill cut its replacement short,
 readers read its previous copy (`atomic.readable_dir`) until the next writer
-finishes the replacement (`recover_best`, `atomic.write_dir`).
+finishes the replacement (`best_dir.recover_best`, `atomic.write_dir`).
 """
 
 import json
@@ -38,8 +39,6 @@ from t2t_lite.hparams_lib import HParams
 
 HPARAMS_FILE = "hparams.json"
 PROBLEM_FILE = "problem.json"
-AVERAGE_FILE = "average.json"  # in a directory written by t2t-avg-checkpoints
-BEST_DIR, BEST_FILE = "best", "best.json"  # the trainer's best dev BLEU so far
 IMPORT_FILE = "t2t_import.json"  # in a directory written by t2t-import
 TRAIN_MIX_FILE = "train_mix.json"  # the --train_mix of a training run given one
 
@@ -280,94 +279,6 @@ def write_weights(model_dir: str, dst_dir: str, model, step: int) -> str:
     """
     copy_metadata(model_dir, dst_dir)
     return checkpoints.save_weights(model, dst_dir, step)
-
-
-def write_average(model_dir: str, avg_dir: str, last: int = 5,
-                  paths: Optional[List[str]] = None,
-                  record: Optional[Dict[str, Any]] = None) -> Tuple[str, List[str]]:
-    """Averages checkpoints of `model_dir` into the model directory `avg_dir`.
-
-    The average is written in full into a hidden temporary directory beside
-    `avg_dir` and renamed to `avg_dir` when complete, replacing a previous
-    average there: `avg_dir` is at every moment absent, the previous average
-    or the new one, never half-written, even if this process is killed.
-    Temporary directories left by killed runs are removed first.
-
-    Args:
-      last: average the last `last` complete checkpoints (a trainer may be
-        writing `model_dir`), unless `paths` names them.
-      paths: the checkpoint prefixes to average.
-      record: more fields for average.json (how `paths` were chosen).
-
-    Returns:
-      (the written checkpoint prefix `avg_dir/ckpt-<last step>`, the prefixes averaged).
-
-    Raises:
-      T2TError: `avg_dir` is the model directory, or exists and is not an
-        average (no average.json); no checkpoints; checkpoints of another model.
-    """
-    avg_dir = os.path.abspath(avg_dir)
-    if avg_dir == os.path.abspath(model_dir):
-        raise T2TError("--avg_dir must differ from the model directory.")
-    _check_replaceable(avg_dir)
-    model = build_model(model_dir)
-    if paths:
-        averaging.average_into(model, paths)
-    else:
-        paths = averaging.restore_latest(model, model_dir, "", last)
-    step = checkpoints.checkpoint_step(paths[-1])
-
-    def fill(tmp: str) -> None:
-        write_weights(model_dir, tmp, model, step)
-        atomic.write_text(os.path.join(tmp, AVERAGE_FILE), json.dumps(
-            {"model_dir": os.path.abspath(model_dir), "checkpoints": paths, **(record or {})},
-            indent=2))
-
-    atomic.write_dir(avg_dir, "avg", fill)
-    return os.path.join(avg_dir, f"ckpt-{step}"), paths
-
-
-def read_best(model_dir: str) -> Optional[Dict[str, Any]]:
-    """`model_dir/best/best.json` ({"bleu", "step"}), or None before any; that
-    of the previous `best/` while it is being replaced (`_file`)."""
-    path = file_path(os.path.join(model_dir, BEST_DIR), BEST_FILE)
-    if not os.path.exists(path):
-        return None
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
-def recover_best(model_dir: str) -> None:
-    """Finishes a replacement of `model_dir/best` that a kill of the trainer cut
-    short (`atomic.recover_dir`). The trainer runs this when it starts, so that
-    `best/` is there again and holds the best BLEU that was to be kept."""
-    atomic.recover_dir(os.path.join(model_dir, BEST_DIR))
-
-
-def write_best(model_dir: str, model, step: int, bleu: float) -> None:
-    """Replaces `model_dir/best` with `model`'s weights (a weights-only model
-    directory, `write_weights`) and best.json recording `bleu` and `step`.
-
-    The whole directory is written under a temporary name and renamed into
-    place (`atomic.write_dir`), so best.json always describes the weights
-    beside it, even if the trainer is killed while it writes them.
-    """
-    def fill(tmp: str) -> None:
-        write_weights(model_dir, tmp, model, step)
-        atomic.write_text(os.path.join(tmp, BEST_FILE), json.dumps({"bleu": bleu, "step": step}))
-
-    atomic.write_dir(os.path.join(model_dir, BEST_DIR), "best", fill)
-
-
-def _check_replaceable(avg_dir: str) -> None:
-    """Refuses an `avg_dir` that exists and holds anything but an earlier average."""
-    if not os.path.lexists(avg_dir):
-        return
-    if not os.path.isdir(avg_dir):
-        raise T2TError(f"--avg_dir {avg_dir} exists and is not a directory.")
-    if os.listdir(avg_dir) and not os.path.exists(os.path.join(avg_dir, AVERAGE_FILE)):
-        raise T2TError(f"--avg_dir {avg_dir} exists and was not written by t2t-avg-checkpoints "
-                       f"(no {AVERAGE_FILE}): choose a new directory, or delete it.")
 
 
 def load_ensemble(model_dirs: List[str], checkpoint_average: int = 1,

@@ -23,7 +23,8 @@ import pytest
 from t2t_lite import atomic, checkpoints
 from t2t_lite.bin import t2t_avg_checkpoints
 from t2t_lite.errors import T2TError
-from t2t_lite.model_dir import AVERAGE_FILE, load_model, write_average
+from t2t_lite.average_dir import AVERAGE_FILE, write_average
+from t2t_lite.model_dir import load_model
 
 from model_dirs import make_model_dir
 from paths import REPO_ROOT

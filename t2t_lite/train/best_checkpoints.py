@@ -20,6 +20,7 @@ from typing import Callable, Dict, List, Tuple
 import tensorflow as tf
 
 from t2t_lite import checkpoints, model_dir as model_dir_lib
+from t2t_lite.average_dir import write_average
 from t2t_lite.checkpoints import CheckpointGone, checkpoint_step
 from t2t_lite.data import datagen
 from t2t_lite.data.integrity import data_loss_error
@@ -123,7 +124,7 @@ def average_best(model_dir: str, avg_dir: str, data_dir: str, k: int, candidates
 
     Raises:
       T2TError: no dev split in `data_dir` (or one of another vocabulary),
-        fewer candidates than `k`, `model_dir.write_average`'s errors.
+        fewer candidates than `k`, `average_dir.write_average`'s errors.
     """
     if k < 1:
         raise T2TError(f"--num_last_checkpoints must be >= 1, got {k}.")
@@ -136,8 +137,8 @@ def average_best(model_dir: str, avg_dir: str, data_dir: str, k: int, candidates
             losses = score(model_dir, _candidates(model_dir, k, candidates), cache, scorer, log)
             record = {"select": "best_dev_loss", "data_dir": os.path.abspath(data_dir),
                       "dev_losses": {os.path.basename(p): v for p, v in losses.items()}}
-            written, chosen = model_dir_lib.write_average(model_dir, avg_dir,
-                                                          paths=lowest(losses, k), record=record)
+            written, chosen = write_average(model_dir, avg_dir, paths=lowest(losses, k),
+                                            record=record)
             return written, chosen, losses
         except CheckpointGone as gone:
             log(f"{gone} Choosing again among the checkpoints listed now.")

@@ -26,7 +26,7 @@ from typing import Callable, Dict, Optional
 import keras
 import tensorflow as tf
 
-from t2t_lite import model_dir
+from t2t_lite import best_dir, model_dir
 from t2t_lite.data.pipeline import without_autotune_thread
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
@@ -272,7 +272,7 @@ class Trainer:
         """
         restored = self._restore()
         if self.chief:  # best/'s writer: finish a replacement of it a kill cut short
-            model_dir.recover_best(self.output_dir)
+            best_dir.recover_best(self.output_dir)
         self._completed_step = self.step
         if restored:
             print(f"Resumed from {restored} at step {self.step}.", flush=True)
@@ -375,11 +375,11 @@ class Trainer:
     def _keep_if_best(self, bleu: float) -> None:
         """Keeps the weights of the best dev BLEU so far in `output_dir/best`.
 
-        `best/` is a weights-only model directory (`model_dir.write_best`,
+        `best/` is a weights-only model directory (`best_dir.write_best`,
         replaced as a whole), so `t2t-decoder --output_dir=M/best` decodes with it.
         """
         if not os.path.exists(os.path.join(self.output_dir, model_dir.HPARAMS_FILE)):
             return  # not a model directory written by model_dir.prepare
-        best = model_dir.read_best(self.output_dir)
+        best = best_dir.read_best(self.output_dir)
         if best is None or bleu > best["bleu"]:
-            model_dir.write_best(self.output_dir, self.model, self.step, bleu)
+            best_dir.write_best(self.output_dir, self.model, self.step, bleu)

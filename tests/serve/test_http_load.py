@@ -1,4 +1,4 @@
-"""bench/http_load.py's client: every answer judged against its own sentence's line.
+"""bench/http_load.py's client (bench/load/): each answer judged against its own sentence's line.
 
 Against a scripted aiohttp server that deliberately answers some requests with
 another sentence's line, garbles some and refuses some (the counts it keeps are
@@ -15,15 +15,19 @@ from aiohttp import web
 from serving import (MODEL_NAME, RunningServer,
                      engine, model_path)  # noqa: F401 (fixtures used by name)
 from model_dirs import number_sentences
-from paths import bench_module
+from paths import bench_part
 from t2t_lite.serve.config import ServerConfig
 
-http_load = bench_module("http_load")
+ceiling = bench_part("load.ceiling")  # bench/load/ceiling.py
+client = bench_part("load.client")
+judge = bench_part("load.judge")
+references = bench_part("load.references")
+server_process = bench_part("load.server_process")
 
 SENTENCES = ["one", "two", "three", "four", "five"]
 LINES = ["eins", "zwei", "drei", "vier", "fünf"]
 SCORES = [-1.0, -2.0, -3.0, -4.0, -5.0]
-DECODER = http_load.Reference(LINES, SCORES)
+DECODER = references.Reference(LINES, SCORES)
 
 
 class MixUpServer:
@@ -58,13 +62,13 @@ def test_each_answer_is_judged_against_its_own_sentence():
         await web.TCPSite(runner, "127.0.0.1", 0).start()
         url = f"http://127.0.0.1:{runner.addresses[0][1]}"
         try:
-            return await http_load.closed_loop(url, SENTENCES, DECODER, None, clients=3,
-                                               seconds=0.5, seed=0)
+            return await client.closed_loop(url, SENTENCES, DECODER, None, clients=3,
+                                            seconds=0.5, seed=0)
         finally:
             await runner.cleanup()
 
     load = asyncio.run(main())
-    summary = http_load.summarize(load)
+    summary = client.summarize(load)
     assert sum(mixer.sent.values()) >= 10
     assert load["tally"].counts == mixer.sent
     assert summary["answers"] == sum(mixer.sent.values())
@@ -79,11 +83,11 @@ def test_each_answer_is_judged_against_its_own_sentence():
 
 def test_another_sentences_line_is_a_wrong_request_only_with_its_score():
     # CTranslate2's own reference: sentence 2 -> "vier" (sentence 3's t2t-decoder line).
-    engine = http_load.Reference(["eins", "zwei", "vier", "vier", "fünf"],
-                                 [-1.5, -2.5, -3.5, -4.5, -5.5])
+    engine = references.Reference(["eins", "zwei", "vier", "vier", "fünf"],
+                                  [-1.5, -2.5, -3.5, -4.5, -5.5])
 
     def verdict(outputs, scores, engine=DECODER):
-        return http_load.classify(2, {"outputs": outputs, "scores": scores}, DECODER, engine)
+        return judge.classify(2, {"outputs": outputs, "scores": scores}, DECODER, engine)
 
     assert verdict(["drei"], [-3.0]) == "ok"
     assert verdict(["drei"], [-9.0]) == "ok"  # t2t-decoder's line: scores aren't compared
@@ -96,25 +100,25 @@ def test_another_sentences_line_is_a_wrong_request_only_with_its_score():
     assert verdict(["drei", "vier"], [-3.0, -4.0]) == "wrong_request"
     assert verdict([], []) == "wrong_request"
     assert verdict(["drei"], []) == "wrong_request"
-    assert http_load.classify(2, "not JSON", DECODER, DECODER) == "wrong_request"
+    assert judge.classify(2, "not JSON", DECODER, DECODER) == "wrong_request"
 
 
 def test_percentiles_histograms_and_ceiling_batches():
     values = [float(v) for v in range(1, 101)]  # 1..100
-    assert http_load.percentile(values, 50) == 50.0
-    assert http_load.percentile(values, 99) == 99.0
-    assert http_load.percentile([7.0], 99) == 7.0 and http_load.percentile([], 50) is None
+    assert client.percentile(values, 50) == 50.0
+    assert client.percentile(values, 99) == 99.0
+    assert client.percentile([7.0], 99) == 7.0 and client.percentile([], 50) is None
     # Cumulative buckets before and after a run: 3 batches of 1 and 2 of 4-8 sentences.
     before = {"count": 10, "sum": 40, "le=1.0": 4, "le=2.0": 5, "le=4.0": 8, "le=8.0": 10,
               "le=+Inf": 10}
     after = {"count": 15, "sum": 55, "le=1.0": 7, "le=2.0": 8, "le=4.0": 11, "le=8.0": 15,
              "le=+Inf": 15}
-    assert http_load.histogram_delta(before, after) == {
+    assert server_process.histogram_delta(before, after) == {
         "batches": 5, "mean_batch": 3.0, "batch_sizes": {"1.0": 3, "8.0": 2}}
     # Windows of 4 draws, each sorted by length and cut into batches of at most 3.
     lengths = [5, 1, 3, 2, 4]
     draws = [2, 1, 3, 0, 0, 4, 0]  # random.Random(7)'s first 7 randrange(5)
-    batches = http_load.ceiling_batches(lengths, window=4, batch_size=3, seed=7, count=7)
+    batches = ceiling.ceiling_batches(lengths, window=4, batch_size=3, seed=7, count=7)
     assert batches == [[1, 3, 2], [0], [4, 0, 0]]
     assert sorted(i for b in batches for i in b) == sorted(draws)
 
@@ -129,15 +133,15 @@ def test_against_t2t_server_no_answer_goes_astray(engine):  # noqa: F811
     unique = [i for i, line in enumerate(lines) if lines.count(line) == 1]
     assert len(unique) >= 12, lines
     sentences = [candidates[i] for i in unique]
-    decoder = http_load.Reference([lines[i] for i in unique],
-                                  [translations[i].scores[0] for i in unique])
+    decoder = references.Reference([lines[i] for i in unique],
+                                   [translations[i].scores[0] for i in unique])
     config = ServerConfig(model_name=MODEL_NAME, max_batch_sentences=4, batch_workers=2)
     server = RunningServer(engine, config).start()
     try:
-        before = http_load.batch_histogram(server.url)
-        summary = http_load.summarize(
-            http_load.run_clients(server.url, sentences, decoder, None, clients=6, seconds=1.0))
-        delta = http_load.histogram_delta(before, http_load.batch_histogram(server.url))
+        before = server_process.batch_histogram(server.url)
+        summary = client.summarize(
+            client.run_clients(server.url, sentences, decoder, None, clients=6, seconds=1.0))
+        delta = server_process.histogram_delta(before, server_process.batch_histogram(server.url))
     finally:
         server.stop()
     assert summary["answers"] > 6

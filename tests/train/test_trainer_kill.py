@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite import checkpoints, model_dir
+from t2t_lite import best_dir, checkpoints, model_dir
 
 from conftest import NUMBERS
 from paths import REPO_ROOT
@@ -107,7 +107,7 @@ def test_killed_trainer_resumes_to_the_weights_and_files_of_an_uninterrupted_run
                 os.path.join(best, f"ckpt-{best_step}")]
         if (moment, n) == ("best", 18):  # readers read step 3's best/, set aside
             aside, = [name for name in os.listdir(killed) if name.startswith(".best.replaced-")]
-            assert model_dir.read_best(killed) == {"bleu": 1.0, "step": 3}
+            assert best_dir.read_best(killed) == {"bleu": 1.0, "step": 3}
             assert model_dir.read_problem(best)["problem"] == NUMBERS
             assert checkpoints.list_checkpoints(best) == [os.path.join(killed, aside, "ckpt-3")]
         if moment == "sweep":  # ckpt-4 is still listed, without its index: not offered

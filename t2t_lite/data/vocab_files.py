@@ -1,0 +1,171 @@
+"""A problem's vocabulary file in a data directory: learned, reused or copied.
+
+`build_vocab` loads the vocabulary of a problem's data directory, first writing
+it when absent: a SentencePiece model learned from (a seeded reservoir sample
+of at most `problem.vocab_sample_pairs`) train pairs, `{problem}.sp{size}.model`
+with its readable `.vocab` table, or a copy of a trained model's vocabulary
+(`vocab_model`: SentencePiece, or tensor2tensor's `*.subwords`, kept as
+`t2t_vocab_path`). Files are written atomically (`split_writer.write_atomically`),
+the model last, so its presence means the vocabulary is complete.
+"""
+
+import os
+import random
+import time
+from typing import Callable, Iterable, List, Optional, Tuple
+
+from t2t_lite.data.problem import Corpus, Pair, Problem
+from t2t_lite.data.progress import Clock, Progress, heartbeat
+from t2t_lite.data.split_writer import write_atomically
+from t2t_lite.data.t2t_subwords import T2TSubwordVocab
+from t2t_lite.data.vocab import SubwordVocab, train_sentencepiece, vocab_path
+from t2t_lite.errors import T2TError
+
+_SAMPLE_SEED = 1234
+T2T_SUFFIX = ".subwords"
+
+
+def _sample_pairs(corpora: List[Corpus], max_pairs: int,
+                  progress: Progress) -> Tuple[List[Pair], List[int]]:
+    """Reservoir-samples at most `max_pairs` train pairs (seeded) of the corpora
+    read one after the other; returns them and the pairs read of each corpus."""
+    counts = [0] * len(corpora)
+
+    def pairs() -> Iterable[Pair]:
+        for c, (_, read) in enumerate(corpora):
+            for pair in read():
+                counts[c] += 1
+                yield pair
+
+    rng = random.Random(_SAMPLE_SEED)
+    sample: List[Pair] = []
+    seen = 0
+    for seen, pair in enumerate(pairs(), 1):
+        if seen <= max_pairs:
+            sample.append(pair)
+        else:
+            j = rng.randint(0, seen - 1)
+            if j < max_pairs:
+                sample[j] = pair
+        if seen % 4096 == 0:
+            progress.update(seen)
+    return sample, counts
+
+
+def build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
+                log: Callable[[str], None] = print,
+                vocab_model: Optional[str] = None) -> SubwordVocab:
+    """Loads `problem`'s vocabulary from `data_dir`, learning and writing it first if absent.
+
+    Args:
+      vocab_model: a model's vocabulary file (e.g. a trained model's, for
+        fine-tuning it on this problem) to use instead of learning one: a
+        SentencePiece model, or a tensor2tensor `*.subwords` file (a model
+        imported with t2t-import), written as `t2t_vocab_path`.
+
+    Raises:
+      T2TError: `data_dir` already holds another vocabulary than `vocab_model`.
+    """
+    return build_vocab_and_counts(problem, data_dir, problem.train_corpora(tmp_dir), log,
+                                  vocab_model)[0]
+
+
+def build_vocab_and_counts(problem: Problem, data_dir: str, corpora: List[Corpus],
+                 log: Callable[[str], None], vocab_model: Optional[str],
+                 clock: Clock = time.monotonic) -> Tuple[SubwordVocab, Optional[List[int]]]:
+    """`build_vocab` from the train `corpora`, also returning the number of
+    train pairs of each when it read them (t2t-datagen's progress lines use them)."""
+    path = data_vocab_path(data_dir, problem, vocab_model)
+    if vocab_model:
+        return _copy_vocab(vocab_model, path, log), None
+    if path.endswith(T2T_SUFFIX):  # copied by an earlier run with a t2t vocab_model
+        vocab = T2TSubwordVocab.from_file(path)
+        log(f"  vocabulary: reusing {os.path.basename(path)} ({vocab.vocab_size} subwords)")
+        return vocab, None
+    if os.path.isfile(path):
+        vocab = SubwordVocab.from_file(path)
+        log(f"  vocabulary: reusing {os.path.basename(path)} ({vocab.vocab_size} pieces)")
+        return vocab, None
+    start = time.time()
+    pairs, counts = _sample_pairs(
+        corpora, problem.vocab_sample_pairs,
+        Progress(log, "  vocabulary: reading the train pairs,", clock=clock))
+    train_pairs = sum(counts)
+    sentences = [s for pair in pairs for s in pair if s.strip()]
+    if not sentences:
+        raise T2TError(f"{problem.name}: the train split is empty; cannot learn a vocabulary.")
+    whole_words = ({w for _, target in pairs for w in target.split()}
+                   if problem.target_tokens_whole else set())
+    log(f"  vocabulary: learning {problem.vocab_size} pieces from {len(sentences):,} "
+        f"sentences (sampled from {train_pairs:,} train pairs)")
+    learn_start = time.time()
+    # An upper bound: a small corpus (e.g. the treebank sample for a 16K-piece
+    # problem) gets all the pieces SentencePiece can learn, with a note.
+    with heartbeat(log, "  vocabulary: learning"):
+        proto = train_sentencepiece(sentences, problem.vocab_size, hard_limit=False,
+                                    whole_words=whole_words)
+    vocab = SubwordVocab(proto)
+    if vocab.vocab_size < problem.vocab_size:
+        log(f"  note: the train text supports only {vocab.vocab_size} of the "
+            f"{problem.vocab_size} pieces {problem.name} asks for; using {vocab.vocab_size}")
+    _write_vocab(vocab, path)
+    log(f"  vocabulary: learned {os.path.basename(path)} ({vocab.vocab_size} pieces"
+        + (f", {len(whole_words)} of them whole target tokens" if whole_words else "")
+        + f") from {len(sentences):,} sentences in {time.time() - start:.1f} s "
+        f"(learning {time.time() - learn_start:.1f} s)")
+    return vocab, counts
+
+
+def t2t_vocab_path(data_dir: str, problem: Problem) -> str:
+    """Where a tensor2tensor SubwordTextEncoder vocabulary is kept in `data_dir`."""
+    return os.path.join(data_dir, problem.name + T2T_SUFFIX)
+
+
+def data_vocab_path(data_dir: str, problem: Problem, vocab_model: Optional[str] = None) -> str:
+    """The vocabulary file of `problem`'s data in `data_dir`: a t2t subwords file when
+    `vocab_model` is one or an earlier run copied one, else the SentencePiece model."""
+    t2t_path = t2t_vocab_path(data_dir, problem)
+    if vocab_model:
+        return t2t_path if vocab_model.endswith(T2T_SUFFIX) else vocab_path(data_dir, problem)
+    return t2t_path if os.path.isfile(t2t_path) else vocab_path(data_dir, problem)
+
+
+def _write_vocab(vocab: SubwordVocab, path: str) -> None:
+    """Writes the SentencePiece model to `path` and its readable piece table beside it."""
+    table = "".join(f"{piece}\t{i}\n" for i, piece in enumerate(vocab.pieces()))
+    write_atomically(os.path.splitext(path)[0] + ".vocab", table.encode("utf-8"))
+    write_atomically(path, vocab.model_proto)  # last: its presence means it is complete
+
+
+def _copy_vocab(source: str, path: str, log: Callable[[str], None]) -> SubwordVocab:
+    """The vocabulary of the model file `source` (SentencePiece, or t2t's subwords),
+    written as `path`."""
+    try:
+        with open(source, "rb") as f:
+            proto = f.read()
+        vocab = (T2TSubwordVocab(proto, source=source) if source.endswith(T2T_SUFFIX)
+                 else SubwordVocab(proto))
+    except OSError as e:
+        raise T2TError(f"Cannot read the vocabulary {source}: {e.strerror}.") from None
+    except T2TError:
+        raise
+    except Exception as e:  # sentencepiece's parse error: RuntimeError, or others by version
+        raise T2TError(f"{source} is not a SentencePiece model: {str(e).splitlines()[0]}") \
+            from None
+    if os.path.isfile(path):
+        with open(path, "rb") as f:
+            if f.read() != proto:
+                raise T2TError(
+                    f"{os.path.dirname(path)} already holds another vocabulary "
+                    f"({os.path.basename(path)}); use a new --data_dir for data encoded "
+                    f"with {source}.")
+        log(f"  vocabulary: reusing {os.path.basename(path)} ({vocab.vocab_size} pieces, "
+            f"the same as {source})")
+        return vocab
+    if path.endswith(T2T_SUFFIX):
+        write_atomically(path, proto)
+    else:
+        _write_vocab(vocab, path)
+    log(f"  vocabulary: {os.path.basename(path)} copied from {source} "
+        f"({vocab.vocab_size} pieces)")
+    return vocab
