@@ -15,6 +15,8 @@ INSTALL_REQUIRES = [
     # tensorflow-datasets 4.9.10 imports it on Python 3.11 without declaring it.
     "importlib_resources==7.1.0",
     "sacrebleu==2.6.0",
+    # Moses-tokenized BLEU (t2t-bleu --moses_lang), the convention of many papers.
+    "sacremoses==0.1.1",
     # tf.summary needs it at run time (TensorBoard event files of training and eval).
     "tensorboard==2.21.0",
     "sentencepiece==0.2.3",

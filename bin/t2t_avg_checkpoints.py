@@ -4,7 +4,8 @@
     t2t-decoder --output_dir=M/avg ...
 
 With --select=best_dev_loss --data_dir=D it averages the N checkpoints of
-lowest per-token dev loss instead (scores kept in M/dev_losses.json; see
+lowest per-token dev loss instead (among those --checkpoints names, if it does;
+scores kept in M/dev_losses.json; see
 t2t_lite.train.best_checkpoints).
 
 Safe while a trainer writes M (only complete checkpoints are read) and safe to
@@ -28,7 +29,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--num_last_checkpoints", type=int, default=5,
                    help="how many checkpoints to average")
     p.add_argument("--checkpoints", default="",
-                   help="comma-separated ckpt-N prefixes to average instead of the last N")
+                   help="comma-separated ckpt-N prefixes to average instead of the last N "
+                        "(with --select=best_dev_loss: the candidates)")
     p.add_argument("--avg_dir", help="where to write the averaged model directory")
     p.add_argument("--select", default="last",
                    help="which checkpoints: last (the last N) or best_dev_loss (the N of "
@@ -55,9 +57,9 @@ def check_args(args: argparse.Namespace) -> int:
     if not args.data_dir:
         raise cli.T2TError("--select=best_dev_loss needs --data_dir: the t2t-datagen output "
                            "holding the model's problem's dev split.")
-    if args.checkpoints:
-        raise cli.T2TError("--checkpoints names the checkpoints to average and "
-                           "--select=best_dev_loss chooses them: give one or the other.")
+    if args.checkpoints and args.candidates:
+        raise cli.T2TError("--checkpoints and --candidates both name the candidates: give "
+                           "one or the other.")
     if args.candidates < 0:
         raise cli.T2TError(f"--candidates must be >= 0 (0: all), got {args.candidates}.")
     return 0
@@ -68,12 +70,13 @@ def run(args: argparse.Namespace) -> int:
     if args.select == "best_dev_loss":
         from t2t_lite.train.best_checkpoints import average_best
         written, paths, losses = average_best(args.output_dir, args.avg_dir, args.data_dir,
-                                              args.num_last_checkpoints, args.candidates)
+                                              args.num_last_checkpoints, args.candidates,
+                                              named=_listed(args.checkpoints))
         chosen = ", ".join(f"{p.rsplit('/', 1)[-1]} {losses[p]:.4f}" for p in paths)
         print(f"Averaged the {len(paths)} of lowest dev loss of {len(losses)} checkpoints "
               f"({chosen}) into {written}.")
         return 0
-    paths = [p.strip() for p in args.checkpoints.split(",") if p.strip()]
+    paths = _listed(args.checkpoints)
     if not paths and args.num_last_checkpoints < 1:
         raise cli.T2TError("--num_last_checkpoints must be >= 1.")
     written, paths = write_average(args.output_dir, args.avg_dir, args.num_last_checkpoints,
@@ -81,6 +84,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"Averaged {len(paths)} checkpoints ({', '.join(p.rsplit('/', 1)[-1] for p in paths)})"
           f" into {written}.")
     return 0
+
+
+def _listed(flag: str) -> List[str]:
+    """The checkpoint prefixes of a comma-separated --checkpoints."""
+    return [p.strip() for p in flag.split(",") if p.strip()]
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -1,10 +1,14 @@
 """t2t-bleu: corpus BLEU of a translation file against a reference file.
 
     t2t-bleu --translation=out.de --reference=newstest2014.de [--tokenize=intl] [--lowercase]
+    t2t-bleu --translation=out.de --reference=test.de --moses_lang=de --lowercase
 
 Prints sacreBLEU's score line with its signature, e.g.
 `BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0 = 27.31 58.9/33.0/...`,
-the same line as `sacrebleu REF -i HYP -f text -w 2`.
+the same line as `sacrebleu REF -i HYP -f text -w 2`. `--moses_lang=LANG` scores
+Moses-tokenized text instead (both sides tokenized as tokenizer.perl -l LANG
+-no-escape does, then sacreBLEU with tok:none): the convention of papers scored
+with multi-bleu.perl or fairseq (`t2t_lite.metrics.moses`).
 """
 
 import argparse
@@ -13,6 +17,7 @@ from typing import List, Optional
 
 from t2t_lite.bin import cli
 from t2t_lite.metrics.bleu import TOKENIZERS, corpus_bleu
+from t2t_lite.metrics.moses import moses_bleu
 from t2t_lite.textio import read_lines
 
 PROG = "t2t-bleu"
@@ -28,6 +33,9 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                         help=f"sacreBLEU tokenizer (default 13a; 'intl' as in tensor2tensor's "
                              f"bleu_hook); one of {', '.join(TOKENIZERS)}")
     parser.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU")
+    parser.add_argument("--moses_lang", default="",
+                        help="score Moses-tokenized text of this language (e.g. de) instead "
+                             "of sacreBLEU's own tokenization")
     parser.add_argument("--score_only", action="store_true", help="print the BLEU number only")
     return parser.parse_args(argv)
 
@@ -36,8 +44,13 @@ def run(args: argparse.Namespace) -> int:
     # Read as sacreBLEU's command line reads files: trailing whitespace removed.
     translation = read_lines(args.translation, strip="trailing_whitespace")
     reference = read_lines(args.reference, strip="trailing_whitespace")
-    score, signature = corpus_bleu(translation, reference,
-                                   tokenize=args.tokenize, lowercase=args.lowercase)
+    if args.moses_lang:
+        if args.tokenize != "13a":
+            raise cli.T2TError("--moses_lang tokenizes the text itself: not with --tokenize.")
+        score, signature = moses_bleu(translation, reference, args.moses_lang, args.lowercase)
+    else:
+        score, signature = corpus_bleu(translation, reference,
+                                       tokenize=args.tokenize, lowercase=args.lowercase)
     print(score.format(score_only=args.score_only, signature=signature))
     return 0
 

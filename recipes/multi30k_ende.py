@@ -7,13 +7,19 @@ runs, as a user would type them, the commands the README lists:
     t2t-datagen --problem=translate_ende_multi30k ...
     t2t-trainer --hparams_set=transformer_multi30k --max_train_minutes=... ...
     t2t-avg-checkpoints --checkpoints=<the last 5 saved by each time mark> ...
+        (--select=best_dev_loss: the 5 of lowest dev loss among them)
+    t2t-tune-decoder --grid=... on val (with --tune_grid; else --decode_hparams)
     t2t-decoder --decode_hparams=beam_size=4,alpha=0.6 --decode_reference=... ...
+    t2t-bleu --moses_lang=de --lowercase ...
 
 and then scores test_2016_flickr at each time mark (`--marks`, minutes of
 training wall time counted from the trainer's start, start-up included) and at
-the end, with the four combinations of {last checkpoint, average of the last
-`--average` checkpoints} x {greedy, beam 4}. It prints one table and writes it
-to WORK_DIR/results.json; the last line is the final score.
+the end, with the four combinations of {last checkpoint, average of
+`--average` checkpoints} x {greedy, the search of --decode_hparams or chosen on
+val}, and the average's search output also lowercased and Moses-tokenized (the
+convention of papers scored with multi-bleu.perl or fairseq). The final
+average is also scored on val. It prints one table and writes it to
+WORK_DIR/results.json; the last line is the final score.
 
 Checkpoints are saved every `--save_secs` seconds and all kept, so the
 checkpoints "available at minute m" are those whose timestamp (in the model
@@ -31,21 +37,26 @@ from typing import Dict, List, Optional
 
 PROBLEM = "translate_ende_multi30k"
 TEST_STEM = "test_2016_flickr"
+DEV_STEM = "val"
 
 
-def run_command(args: List[str], log_path: str) -> str:
-    """Runs a t2t-lite command, echoing it; returns its stderr. A failure ends the recipe."""
+def run_command(args: List[str], log_path: str, stdout: bool = False) -> str:
+    """Runs a t2t-lite command, echoing it; returns its stderr (or, with `stdout`, its
+    standard output). A failure ends the recipe."""
     print("+ " + " ".join(args), flush=True)
     # The console scripts installed beside this interpreter (a venv's bin/), else PATH's.
     local = os.path.join(os.path.dirname(sys.executable), args[0])
     args = [local if os.path.exists(local) else args[0]] + args[1:]
     with open(log_path, "a", encoding="utf-8") as log:
-        proc = subprocess.run(args, stdout=log, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.run(args, stdout=subprocess.PIPE if stdout else log,
+                              stderr=subprocess.PIPE, text=True)
+        if stdout:
+            log.write(proc.stdout)
         log.write(proc.stderr)
     if proc.returncode != 0:
         tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
         sys.exit(f"recipe: {args[0]} exited with {proc.returncode} (log: {log_path}):\n{tail}")
-    return proc.stderr
+    return proc.stdout if stdout else proc.stderr
 
 
 def checkpoint_times(model_dir: str) -> List[tuple]:
@@ -60,38 +71,81 @@ def checkpoint_times(model_dir: str) -> List[tuple]:
     return list(zip(stamps, [os.path.join(model_dir, p) for p in paths]))
 
 
-def decode_bleu(model_dir: str, checkpoint: Optional[str], beam_size: int, tmp_dir: str,
-                out_path: str, log_path: str) -> tuple:
-    """Translates the test set; returns the sacreBLEU score and signature t2t-decoder printed."""
-    args = ["t2t-decoder", f"--output_dir={model_dir}",
-            f"--decode_hparams=beam_size={beam_size},alpha=0.6",
-            f"--decode_from_file={os.path.join(tmp_dir, TEST_STEM + '.en')}",
-            f"--decode_to_file={out_path}",
-            f"--decode_reference={os.path.join(tmp_dir, TEST_STEM + '.de')}"]
+def decode_bleu(model_dir: str, checkpoint: Optional[str], decode_hparams: str, stem: str,
+                args, out_path: str, log_path: str) -> tuple:
+    """Translates `stem`.en of --tmp_dir; returns the sacreBLEU score and signature
+    t2t-decoder printed."""
+    command = ["t2t-decoder", f"--output_dir={model_dir}", f"--decode_hparams={decode_hparams}",
+               f"--decode_from_file={os.path.join(args.tmp_dir, stem + '.en')}",
+               f"--decode_to_file={out_path}",
+               f"--decode_reference={os.path.join(args.tmp_dir, stem + '.de')}"]
     if checkpoint:
-        args.append(f"--checkpoint_path={checkpoint}")
-    stderr = run_command(args, log_path)
+        command.append(f"--checkpoint_path={checkpoint}")
+    stderr = run_command(command, log_path)
     match = re.search(r"^BLEU = ([0-9.]+) (\S+)", stderr, re.M)
     if not match:
         raise SystemExit(f"recipe: no BLEU line from t2t-decoder (log: {log_path}).")
     return float(match.group(1)), match.group(2)
 
 
-def score_mark(label: str, available: List[tuple], args, log_path: str) -> Dict[str, object]:
-    """The four scores with the checkpoints available at one time mark."""
-    last = available[-1][1]
-    to_average = [p for _, p in available[-args.average:]]
+def moses_lowercase_bleu(out_path: str, args, log_path: str) -> float:
+    """BLEU of the test output lowercased and Moses-tokenized (the convention of papers
+    scored with multi-bleu.perl or fairseq), by t2t-bleu."""
+    line = run_command(["t2t-bleu", f"--translation={out_path}",
+                        f"--reference={os.path.join(args.tmp_dir, TEST_STEM + '.de')}",
+                        "--moses_lang=de", "--lowercase", "--score_only"], log_path,
+                       stdout=True)
+    return float(line.strip())
+
+
+def average(label: str, available: List[tuple], args, log_path: str) -> tuple:
+    """(the averaged model directory, the checkpoints averaged) of those available at a
+    mark: the last --average, or with --select=best_dev_loss the --average of lowest
+    dev loss among them."""
     avg_dir = os.path.join(args.work_dir, f"avg_{label}")
-    run_command(["t2t-avg-checkpoints", f"--output_dir={args.model_dir}",
-                 "--checkpoints=" + ",".join(to_average), f"--avg_dir={avg_dir}"], log_path)
-    row = {"mark": label, "checkpoint": os.path.basename(last),
-           "averaged": [os.path.basename(p) for p in to_average]}
+    command = ["t2t-avg-checkpoints", f"--output_dir={args.model_dir}", f"--avg_dir={avg_dir}",
+               f"--num_last_checkpoints={min(args.average, len(available))}"]
+    if args.select == "best_dev_loss":
+        command += ["--select=best_dev_loss", f"--data_dir={args.data_dir}",
+                    "--checkpoints=" + ",".join(p for _, p in available)]
+    else:
+        command.append("--checkpoints=" + ",".join(p for _, p in available[-args.average:]))
+    run_command(command, log_path)
+    with open(os.path.join(avg_dir, "average.json"), encoding="utf-8") as f:
+        return avg_dir, [os.path.basename(p) for p in json.load(f)["checkpoints"]]
+
+
+def tune_on_dev(avg_dir: str, args, log_path: str) -> str:
+    """The --decode_hparams t2t-tune-decoder chooses on val over --tune_grid."""
+    stderr_and_out = run_command(
+        ["t2t-tune-decoder", f"--output_dir={avg_dir}",
+         f"--decode_from_file={os.path.join(args.tmp_dir, DEV_STEM + '.en')}",
+         f"--decode_reference={os.path.join(args.tmp_dir, DEV_STEM + '.de')}",
+         f"--grid={args.tune_grid}", f"--report={os.path.join(args.work_dir, 'tune.json')}"],
+        log_path, stdout=True)
+    match = re.search(r"--decode_hparams=(\S+)", stderr_and_out.strip().splitlines()[-1])
+    if not match:
+        raise SystemExit(f"recipe: no best --decode_hparams from t2t-tune-decoder ({log_path}).")
+    return match.group(1)
+
+
+def score_mark(label: str, available: List[tuple], args, decode_hparams: str,
+               log_path: str, avg: Optional[tuple] = None) -> Dict[str, object]:
+    """The four test scores with the checkpoints available at one time mark (last
+    checkpoint or average, greedy or `decode_hparams`), and the average's
+    lowercased Moses-tokenized score."""
+    last = available[-1][1]
+    avg_dir, averaged = avg or average(label, available, args, log_path)
+    row = {"mark": label, "checkpoint": os.path.basename(last), "averaged": averaged,
+           "decode_hparams": decode_hparams}
     for name, model_dir, checkpoint in (("single", args.model_dir, last),
                                         ("avg", avg_dir, None)):
-        for beam in (1, 4):
-            out = os.path.join(args.work_dir, f"test_{label}_{name}_beam{beam}.de")
-            row[f"{name}_beam{beam}"], row["signature"] = decode_bleu(
-                model_dir, checkpoint, beam, args.tmp_dir, out, log_path)
+        for search, options in (("beam1", "beam_size=1"), ("beam", decode_hparams)):
+            out = os.path.join(args.work_dir, f"test_{label}_{name}_{search}.de")
+            row[f"{name}_{search}"], row["signature"] = decode_bleu(
+                model_dir, checkpoint, options, TEST_STEM, args, out, log_path)
+    row["avg_beam_lc_moses"] = moses_lowercase_bleu(
+        os.path.join(args.work_dir, f"test_{label}_avg_beam.de"), args, log_path)
     return row
 
 
@@ -101,11 +155,20 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--work_dir", required=True, help="data/, model/, averages and outputs go here")
     p.add_argument("--hparams_set", default="transformer_multi30k")
     p.add_argument("--hparams", default="")
+    p.add_argument("--random_seed", type=int, default=1)
     p.add_argument("--train_minutes", type=float, default=60)
     p.add_argument("--train_steps", type=int, default=0, help="0: the hparams set's")
     p.add_argument("--marks", default="25,50", help="minutes at which to score as well")
     p.add_argument("--save_secs", type=int, default=120)
     p.add_argument("--average", type=int, default=5, help="checkpoints averaged")
+    p.add_argument("--select", default="last", choices=["last", "best_dev_loss"],
+                   help="the checkpoints averaged: the last --average, or the --average of "
+                        "lowest dev loss (t2t-avg-checkpoints --select)")
+    p.add_argument("--decode_hparams", default="beam_size=4,alpha=0.6",
+                   help="the search of the 'beam' columns (unless --tune_grid)")
+    p.add_argument("--tune_grid", default="",
+                   help="choose the search on val instead: t2t-tune-decoder's --grid over the "
+                        "final average, e.g. 'beam_size=4,5;alpha=0.6,0.8,1.0'")
     p.add_argument("--eval_every", type=int, default=500)
     p.add_argument("--eval_bleu_sentences", type=int, default=1014)
     args = p.parse_args(argv)
@@ -126,32 +189,45 @@ def main(argv: Optional[List[str]] = None) -> int:
              f"--max_train_minutes={args.train_minutes:g}", f"--train_steps={args.train_steps}",
              f"--save_checkpoints_secs={args.save_secs}", "--save_checkpoints_steps=0",
              "--keep_checkpoint_max=0", f"--eval_every={args.eval_every}",
-             f"--eval_bleu_sentences={args.eval_bleu_sentences}"]
+             f"--eval_bleu_sentences={args.eval_bleu_sentences}",
+             f"--random_seed={args.random_seed}"]
     if args.hparams:
         train.append(f"--hparams={args.hparams}")
     run_command(train, log_path)
     train_minutes = (time.time() - start) / 60
     checkpoints = checkpoint_times(args.model_dir)
+
+    # The final average first: the search chosen on val for it is used at every mark.
+    final_average = average("final", checkpoints, args, log_path)
+    decode_hparams = (tune_on_dev(final_average[0], args, log_path) if args.tune_grid
+                      else args.decode_hparams)
+    dev_bleu, _ = decode_bleu(final_average[0], None, decode_hparams, DEV_STEM, args,
+                              os.path.join(args.work_dir, f"{DEV_STEM}_final_avg_beam.de"),
+                              log_path)
     marks = [float(m) for m in args.marks.split(",") if m.strip()]
     rows = []
     for mark in marks:
         available = [c for c in checkpoints if c[0] <= start + 60 * mark]
         if available and mark < train_minutes:
-            rows.append(score_mark(f"{mark:g}min", available, args, log_path))
-    rows.append(score_mark("final", checkpoints, args, log_path))
-    rows[-1]["train_minutes"] = round(train_minutes, 1)
+            rows.append(score_mark(f"{mark:g}min", available, args, decode_hparams, log_path))
+    rows.append(score_mark("final", checkpoints, args, decode_hparams, log_path, final_average))
+    rows[-1].update(train_minutes=round(train_minutes, 1), dev_avg_beam=dev_bleu)
     with open(os.path.join(args.work_dir, "results.json"), "w", encoding="utf-8") as f:
         json.dump(rows, f, indent=1)
-    print(f"\n{'mark':>8} {'checkpoint':>10} {'greedy':>7} {'beam4':>7} "
-          f"{'avg greedy':>11} {'avg beam4':>10}   (test_2016_flickr sacreBLEU; avg: the last "
-          f"{args.average} checkpoints)")
+    how = ("the last" if args.select == "last" else "the lowest dev loss of")
+    print(f"\n{'mark':>8} {'checkpoint':>10} {'greedy':>7} {'beam':>7} {'avg greedy':>11} "
+          f"{'avg beam':>9} {'avg beam lc-tok':>16}   (test_2016_flickr sacreBLEU; avg: "
+          f"{how} {args.average} checkpoints; beam: {decode_hparams}; lc-tok: lowercased, "
+          "Moses-tokenized)")
     for r in rows:
         print(f"{r['mark']:>8} {r['checkpoint']:>10} {r['single_beam1']:7.2f} "
-              f"{r['single_beam4']:7.2f} {r['avg_beam1']:11.2f} {r['avg_beam4']:10.2f}")
+              f"{r['single_beam']:7.2f} {r['avg_beam1']:11.2f} {r['avg_beam']:9.2f} "
+              f"{r['avg_beam_lc_moses']:16.2f}")
     final = rows[-1]
-    print(f"Final: {TEST_STEM} sacreBLEU {final['avg_beam4']:.2f} (average of "
-          f"{len(final['averaged'])} checkpoints, beam 4, {final['train_minutes']} min of "
-          f"training, last {final['checkpoint']}) {final['signature']}")
+    print(f"Final: {TEST_STEM} sacreBLEU {final['avg_beam']:.2f} (average of "
+          f"{len(final['averaged'])} checkpoints, {decode_hparams}, {final['train_minutes']} "
+          f"min of training, last {final['checkpoint']}; val {dev_bleu:.2f}; lowercased "
+          f"Moses-tokenized {final['avg_beam_lc_moses']:.2f}) {final['signature']}")
     return 0
 
 

@@ -84,8 +84,8 @@ def main() -> int:
         with open(args.results, encoding="utf-8") as f:
             rows = json.load(f)
         marks = [(float(r["mark"][:-3]) if r["mark"].endswith("min") else r["train_minutes"],
-                  r["avg_beam4"]) for r in rows]
-        ax_bleu.plot(*zip(*marks), "s", label="test_2016_flickr BLEU (averaged, beam 4)")
+                  r.get("avg_beam", r.get("avg_beam4"))) for r in rows]  # older: avg_beam4
+        ax_bleu.plot(*zip(*marks), "s", label="test_2016_flickr BLEU (averaged, beam)")
     ax_bleu.set_xlabel("minutes of training")
     ax_bleu.set_ylabel("sacreBLEU")
     ax_bleu.legend(loc="lower right")

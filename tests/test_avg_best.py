@@ -222,6 +222,27 @@ def test_a_checkpoint_deleted_while_scored_is_passed_over(setup, model_copy, tmp
     assert record["checkpoints"] == [f"{model_copy}/ckpt-{s}" for s in best(rest, 2)]
 
 
+def test_checkpoints_name_the_candidates(setup, model_copy, tmp_path, capsys):
+    """--checkpoints with --select=best_dev_loss: only those are scored and the lowest
+    among them averaged (the recipe's choice among the checkpoints saved by a time);
+    a name that is not a complete checkpoint is a one-line error."""
+    _, data_dir, losses = setup
+    avg = str(tmp_path / "avg")
+    named = (1, 2, 4)
+    assert run(model_copy, data_dir, avg, "--num_last_checkpoints=2",
+               "--checkpoints=" + ",".join(f"{model_copy}/ckpt-{s}" for s in named)) == 0
+    assert sorted(printed(capsys.readouterr().out)) == list(named)
+    with open(os.path.join(avg, "average.json"), encoding="utf-8") as f:
+        record = json.load(f)
+    assert record["checkpoints"] == [f"{model_copy}/ckpt-{s}"
+                                     for s in best({s: losses[s] for s in named}, 2)]
+    assert run(model_copy, data_dir, avg, "--num_last_checkpoints=1",
+               f"--checkpoints={model_copy}/ckpt-1,{model_copy}/ckpt-9") == 1
+    err = capsys.readouterr().err
+    assert err == (f"t2t-avg-checkpoints: error: --checkpoints names {model_copy}/ckpt-9, not "
+                   f"among the complete checkpoints of {model_copy} (5).\n")
+
+
 def test_ties_go_to_the_later_step():
     from t2t_lite.train.best_checkpoints import lowest
     losses = {"m/ckpt-100": 2.0, "m/ckpt-200": 1.5, "m/ckpt-300": 1.5, "m/ckpt-400": 1.7}
@@ -237,9 +258,8 @@ def test_ties_go_to_the_later_step():
      "--select=best_dev_loss needs --data_dir: the t2t-datagen output holding the model's "
      "problem's dev split."),
     (["--data_dir=D"], "--data_dir and --candidates apply to --select=best_dev_loss only."),
-    (["--select=best_dev_loss", "--data_dir=D", "--checkpoints=M/ckpt-1"],
-     "--checkpoints names the checkpoints to average and --select=best_dev_loss chooses "
-     "them: give one or the other."),
+    (["--select=best_dev_loss", "--data_dir=D", "--checkpoints=M/ckpt-1", "--candidates=2"],
+     "--checkpoints and --candidates both name the candidates: give one or the other."),
 ])
 def test_flag_errors_are_one_line(flags, message, capsys):
     code = t2t_avg_checkpoints.main(["--output_dir=M", "--avg_dir=A", *flags])

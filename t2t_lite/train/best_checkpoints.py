@@ -15,7 +15,7 @@ choice start again from the checkpoints listed then.
 
 import os
 import time
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import tensorflow as tf
 
@@ -70,12 +70,23 @@ def lowest(losses: Dict[str, float], k: int) -> List[str]:
     return sorted(ranked[:k], key=checkpoint_step)
 
 
-def _candidates(model_dir: str, k: int, candidates: int) -> List[str]:
-    """The last `candidates` (0: all) complete checkpoints, at least `k` of them."""
+def _candidates(model_dir: str, k: int, candidates: int,
+                named: Optional[List[str]] = None) -> List[str]:
+    """The complete checkpoints among which to choose, at least `k` of them: those
+    `named` (prefixes, matched by name), else the last `candidates` (0: all)."""
     listed = checkpoints.list_checkpoints(model_dir)
-    paths = listed[-candidates:] if candidates else listed
-    if k > len(paths):
+    if named:
+        by_name = {os.path.basename(p): p for p in listed}
+        absent = [n for n in named if os.path.basename(n) not in by_name]
+        if absent:
+            raise T2TError(f"--checkpoints names {', '.join(absent)}, not among the complete "
+                           f"checkpoints of {model_dir} ({len(listed)}).")
+        paths = sorted({by_name[os.path.basename(n)] for n in named}, key=checkpoint_step)
+        which = "those --checkpoints names"
+    else:
+        paths = listed[-candidates:] if candidates else listed
         which = f"the last {candidates} (--candidates)" if candidates else "all"
+    if k > len(paths):
         raise T2TError(f"--num_last_checkpoints={k} is more than the {len(paths)} candidate "
                        f"checkpoint(s) of {model_dir} ({which} of its {len(listed)} complete "
                        "checkpoints): average fewer, or wait for more.")
@@ -108,7 +119,7 @@ def score(model_dir: str, paths: List[str], cache: DevLossCache, scorer: DevLoss
 
 
 def average_best(model_dir: str, avg_dir: str, data_dir: str, k: int, candidates: int = 0,
-                 log: Callable[[str], None] = print,
+                 log: Callable[[str], None] = print, named: Optional[List[str]] = None,
                  ) -> Tuple[str, List[str], Dict[str, float]]:
     """Averages the `k` checkpoints of `model_dir` of lowest dev loss into `avg_dir`.
 
@@ -116,6 +127,8 @@ def average_best(model_dir: str, avg_dir: str, data_dir: str, k: int, candidates
       data_dir: t2t-datagen's output holding the model's problem's dev split,
         encoded with the model's vocabulary.
       candidates: score only the last `candidates` complete checkpoints; 0: all.
+      named: score only these checkpoint prefixes (e.g. those saved by a time, as
+        recipes/multi30k_ende.py chooses at each of its marks); instead of `candidates`.
       log: prints a line (each checkpoint's loss).
 
     Returns:
@@ -134,7 +147,8 @@ def average_best(model_dir: str, avg_dir: str, data_dir: str, k: int, candidates
     scorer = DevLossScorer(model_dir, data_dir, problem_name)
     for _ in range(checkpoints.READ_ATTEMPTS):
         try:
-            losses = score(model_dir, _candidates(model_dir, k, candidates), cache, scorer, log)
+            losses = score(model_dir, _candidates(model_dir, k, candidates, named), cache,
+                           scorer, log)
             record = {"select": "best_dev_loss", "data_dir": os.path.abspath(data_dir),
                       "dev_losses": {os.path.basename(p): v for p, v in losses.items()}}
             written, chosen = write_average(model_dir, avg_dir, paths=lowest(losses, k),

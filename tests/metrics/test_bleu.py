@@ -150,3 +150,37 @@ def test_help_works(capsys):
     with pytest.raises(SystemExit) as exit_info:
         t2t_bleu.main(["--help"])
     assert exit_info.value.code == 0 and "--translation" in capsys.readouterr().out
+
+
+def test_moses_tokenization_is_tokenizer_perls():
+    """Expected tokens written by hand from tokenizer.perl's rules (-l de -no-escape):
+    punctuation split off, a comma between digits and a known abbreviation kept,
+    an apostrophe split on both sides outside English, French and Italian."""
+    from t2t_lite.metrics.moses import moses_tokenized
+
+    assert moses_tokenized(['Ein Mann, der "schläft".', "Spiele im Schnee, z.B. draußen!",
+                            "Ein Kind's Ball (rot) - 3,5 kg."], "de") == [
+        'Ein Mann , der " schläft " .', "Spiele im Schnee , z.B. draußen !",
+        "Ein Kind ' s Ball ( rot ) - 3,5 kg ."]
+
+
+def test_moses_lowercased_bleu_is_sacrebleu_on_tokenized_text(tmp_path, capsys):
+    """t2t-bleu --moses_lang=de --lowercase equals sacreBLEU (tok none, lowercase) on the
+    same lines tokenized by hand; it differs from the detokenized, cased score."""
+    hyps = ['ein Mann, der "schläft".', "Zwei Hunde (braun) laufen."]
+    refs = ['Ein Mann, der "schläft" .', "Zwei Hunde laufen im Park."]
+    by_hand_hyps = ['ein Mann , der " schläft " .', "Zwei Hunde ( braun ) laufen ."]
+    by_hand_refs = ['Ein Mann , der " schläft " .', "Zwei Hunde laufen im Park ."]
+    expected, _ = api_bleu(by_hand_hyps, by_hand_refs, tokenize="none", lowercase=True)
+    hyp_file, ref_file = write(tmp_path / "h", hyps), write(tmp_path / "r", refs)
+    code, out, _ = run_main(capsys, f"--translation={hyp_file}", f"--reference={ref_file}",
+                            "--moses_lang=de", "--lowercase")
+    assert code == 0
+    assert out.startswith("BLEU|nrefs:1|case:lc|eff:no|tok:none|smooth:exp|version:")
+    assert "|moses:de = " in out
+    assert float(out.split(" = ")[1].split()[0]) == pytest.approx(round(expected.score, 2))
+    cased, _ = api_bleu(hyps, refs)
+    assert abs(cased.score - expected.score) > 1.0
+    code, _, err = run_main(capsys, f"--translation={hyp_file}", f"--reference={ref_file}",
+                            "--moses_lang=de", "--tokenize=intl")
+    assert code == 1 and err.count("\n") == 1 and "--moses_lang" in err

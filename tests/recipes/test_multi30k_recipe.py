@@ -36,7 +36,8 @@ def test_recipe_commands_run_and_dev_loss_falls(multi30k_slice, tmp_path):
         [sys.executable, str(REPO_ROOT / "recipes" / "multi30k_ende.py"),
          f"--tmp_dir={multi30k_slice}", f"--work_dir={work}", "--train_steps=40",
          "--hparams=learning_rate_warmup_steps=20,batch_size=1024", "--eval_every=20",
-         "--eval_bleu_sentences=20", "--save_secs=3", "--average=3", "--marks=0.1"],
+         "--eval_bleu_sentences=20", "--save_secs=3", "--average=3", "--marks=0.1",
+         "--select=best_dev_loss", "--tune_grid=beam_size=2;alpha=0.6,1.0"],
         capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
 
@@ -48,13 +49,20 @@ def test_recipe_commands_run_and_dev_loss_falls(multi30k_slice, tmp_path):
     rows = json.loads((work / "results.json").read_text(encoding="utf-8"))
     final = rows[-1]
     assert final["mark"] == "final" and final["checkpoint"] == "ckpt-40"
-    assert 1 <= len(final["averaged"]) <= 3 and final["averaged"][-1] == "ckpt-40"
+    # --select=best_dev_loss: the 3 of lowest dev loss (t2t-avg-checkpoints wrote them all).
+    losses = json.loads((work / "model" / "dev_losses.json").read_text(encoding="utf-8"))["losses"]
+    assert len(final["averaged"]) == 3 and set(final["averaged"]) <= set(losses)
+    others = set(losses) - set(final["averaged"])
+    assert max(losses[n] for n in final["averaged"]) <= min(losses[n] for n in others)
     for row in rows:
-        for key in ("single_beam1", "single_beam4", "avg_beam1", "avg_beam4"):
+        for key in ("single_beam1", "single_beam", "avg_beam1", "avg_beam"):
             assert 0.0 <= row[key] <= 100.0
             output = work / f"test_{row['mark']}_{key}.de"
             assert len(output.read_text(encoding="utf-8").splitlines()) == 60
+        assert 0.0 <= row["avg_beam_lc_moses"] <= 100.0
     assert "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:" in final["signature"]
+    assert 0.0 <= final["dev_avg_beam"] <= 100.0
+    assert final["decode_hparams"] in ("beam_size=2,alpha=0.6", "beam_size=2,alpha=1.0")
     assert proc.stdout.splitlines()[-1].startswith("Final: test_2016_flickr sacreBLEU ")
 
     plot = subprocess.run(
