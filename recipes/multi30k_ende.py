@@ -156,6 +156,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--hparams_set", default="transformer_multi30k")
     p.add_argument("--hparams", default="")
     p.add_argument("--random_seed", type=int, default=1)
+    p.add_argument("--precision", default="float32", choices=["float32", "mixed_bfloat16"],
+                   help="t2t-trainer's --precision (decoding is float32 either way)")
     p.add_argument("--train_minutes", type=float, default=60)
     p.add_argument("--train_steps", type=int, default=0, help="0: the hparams set's")
     p.add_argument("--marks", default="25,50", help="minutes at which to score as well")
@@ -190,7 +192,7 @@ def main(argv: Optional[List[str]] = None) -> int:
              f"--save_checkpoints_secs={args.save_secs}", "--save_checkpoints_steps=0",
              "--keep_checkpoint_max=0", f"--eval_every={args.eval_every}",
              f"--eval_bleu_sentences={args.eval_bleu_sentences}",
-             f"--random_seed={args.random_seed}"]
+             f"--random_seed={args.random_seed}", f"--precision={args.precision}"]
     if args.hparams:
         train.append(f"--hparams={args.hparams}")
     run_command(train, log_path)
