@@ -2,7 +2,9 @@
 
     python bench/train_step.py [--hparams_sets transformer_base,transformer_small]
         [--tokens 4096] [--length 32] [--steps 10] [--modes float32,mixed_bfloat16]
-        [--jit both|on|off]
+        [--jit both|on|off] [--vocab_size 37000]
+
+(`--tokens 4096,8192` measures each batch size.)
 
 For each hparams set, precision and XLA setting it runs the real compiled
 training step (`t2t_lite.train.step.make_train_step`: forward, label-smoothed
@@ -25,7 +27,6 @@ import t2t_lite  # noqa: E402
 from t2t_lite.train.schedule import make_optimizer  # noqa: E402
 from t2t_lite.train.step import make_train_step  # noqa: E402
 
-VOCAB_SIZE = 37000
 
 
 def matmul_peak(dtype: tf.DType, size: int = 4096, repeats: int = 10) -> float:
@@ -61,21 +62,22 @@ def training_flops(hp, batch: int, src_len: int, tgt_len: int, vocab: int) -> fl
     return 3.0 * (hp.encoder_layers * enc + hp.decoder_layers * dec + logits)
 
 
-def synthetic_batch(batch: int, length: int):
+def synthetic_batch(batch: int, length: int, vocab_size: int):
     """Random source and target ids (no padding), each ending with EOS (1)."""
     def ids(seed):
-        body = tf.random.uniform([batch, length - 1], 3, VOCAB_SIZE, dtype=tf.int32, seed=seed)
+        body = tf.random.uniform([batch, length - 1], 3, vocab_size, dtype=tf.int32, seed=seed)
         return tf.concat([body, tf.ones([batch, 1], tf.int32)], axis=1)
     return {"inputs": ids(1), "targets": ids(2)}
 
 
-def measure(hp_name: str, policy: str, jit: bool, tokens: int, length: int, steps: int):
+def measure(hp_name: str, policy: str, jit: bool, tokens: int, length: int, steps: int,
+            vocab_size: int):
     keras.config.set_dtype_policy(policy)
     hp = t2t_lite.registry.hparams(hp_name)
-    model = t2t_lite.build_model(hp, VOCAB_SIZE)
+    model = t2t_lite.build_model(hp, vocab_size)
     step = make_train_step(model, make_optimizer(hp), hp, jit_compile=jit)
     batch_size = tokens // length
-    batch = synthetic_batch(batch_size, length)
+    batch = synthetic_batch(batch_size, length, vocab_size)
     for _ in range(2):  # compile and warm up
         step(batch).numpy()
     start = time.perf_counter()
@@ -83,7 +85,7 @@ def measure(hp_name: str, policy: str, jit: bool, tokens: int, length: int, step
         loss = step(batch)
     loss.numpy()
     seconds = (time.perf_counter() - start) / steps
-    flops = training_flops(hp, batch_size, length, length, VOCAB_SIZE)
+    flops = training_flops(hp, batch_size, length, length, vocab_size)
     keras.config.set_dtype_policy("float32")
     return batch_size * length / seconds, flops / seconds / 1e9
 
@@ -91,25 +93,28 @@ def measure(hp_name: str, policy: str, jit: bool, tokens: int, length: int, step
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--hparams_sets", default="transformer_base,transformer_small")
-    parser.add_argument("--tokens", type=int, default=4096)
+    parser.add_argument("--tokens", default="4096", help="target tokens per batch, comma-separated")
     parser.add_argument("--length", type=int, default=32)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--modes", default="float32,mixed_bfloat16")
     parser.add_argument("--jit", default="both", choices=["both", "on", "off"])
+    parser.add_argument("--vocab_size", type=int, default=37000, help="37000: WMT14 en-de's")
     args = parser.parse_args()
 
     peaks = {"float32": matmul_peak(tf.float32), "mixed_bfloat16": matmul_peak(tf.bfloat16)}
     print(f"matmul peak: float32 {peaks['float32']:.0f} GFLOP/s, "
           f"bfloat16 {peaks['mixed_bfloat16']:.0f} GFLOP/s")
     jits = {"both": [False, True], "on": [True], "off": [False]}[args.jit]
-    print(f"{'hparams_set':<20} {'precision':<15} {'jit':<5} {'tgt tok/s':>10} "
+    print(f"{'hparams_set':<24} {'precision':<15} {'jit':<5} {'tokens':>6} {'tgt tok/s':>10} "
           f"{'GFLOP/s':>8} {'MFU':>6}")
     for name in args.hparams_sets.split(","):
         for mode in args.modes.split(","):
             for jit in jits:
-                tok_s, gflops = measure(name, mode, jit, args.tokens, args.length, args.steps)
-                print(f"{name:<20} {mode:<15} {str(jit):<5} {tok_s:>10.0f} {gflops:>8.0f} "
-                      f"{gflops / peaks[mode]:>6.1%}", flush=True)
+                for tokens in [int(t) for t in args.tokens.split(",")]:
+                    tok_s, gflops = measure(name, mode, jit, tokens, args.length, args.steps,
+                                            args.vocab_size)
+                    print(f"{name:<24} {mode:<15} {str(jit):<5} {tokens:>6} {tok_s:>10.0f} "
+                          f"{gflops:>8.0f} {gflops / peaks[mode]:>6.1%}", flush=True)
 
 
 if __name__ == "__main__":
