@@ -91,19 +91,6 @@ def transformer_multi30k() -> HParams:
 
 
 @registry.register_hparams
-def transformer_multi30k_v2() -> HParams:
-    """`transformer_multi30k` with dropout on the attention weights and after the ReLU (0.1 each).
-
-    Issue 44's recipe for an hour of 2 CPU cores, trained with
-    `--precision=mixed_bfloat16` (on CPUs with AVX512-BF16: about 1.5x the
-    float32 steps per minute), which reaches the overfitting phase that
-    `transformer_multi30k` meets late in its hour; the extra dropout costs
-    about 15% of the steps. Measurements: the README's Multi30k recipe.
-    """
-    return transformer_multi30k().replace(attention_dropout=0.1, relu_dropout=0.1)
-
-
-@registry.register_hparams
 def transformer_parsing_tiny() -> HParams:
     """A CPU set for parsing_wsj on the NLTK treebank sample (3,396 trees): d_model=256, 2+2 layers.
 
