@@ -28,7 +28,6 @@ from t2t_lite.train.schedule import make_optimizer  # noqa: E402
 from t2t_lite.train.step import make_train_step  # noqa: E402
 
 
-
 def matmul_peak(dtype: tf.DType, size: int = 4096, repeats: int = 10) -> float:
     """Measured GFLOP/s of a [size, size] x [size, size] matmul in `dtype`."""
     a = tf.random.normal([size, size], dtype=tf.float32)
@@ -90,10 +89,22 @@ def measure(hp_name: str, policy: str, jit: bool, tokens: int, length: int, step
     return batch_size * length / seconds, flops / seconds / 1e9
 
 
+def token_counts(text: str) -> list:
+    """`--tokens`: comma-separated positive integers, e.g. "4096,8192"."""
+    try:
+        counts = [int(t) for t in text.split(",")]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) <= 0:
+        raise argparse.ArgumentTypeError(f"expected positive integers like 4096,8192, got {text!r}")
+    return counts
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--hparams_sets", default="transformer_base,transformer_small")
-    parser.add_argument("--tokens", default="4096", help="target tokens per batch, comma-separated")
+    parser.add_argument("--tokens", type=token_counts, default="4096",
+                        help="target tokens per batch, comma-separated")
     parser.add_argument("--length", type=int, default=32)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--modes", default="float32,mixed_bfloat16")
@@ -110,7 +121,7 @@ def main():
     for name in args.hparams_sets.split(","):
         for mode in args.modes.split(","):
             for jit in jits:
-                for tokens in [int(t) for t in args.tokens.split(",")]:
+                for tokens in args.tokens:
                     tok_s, gflops = measure(name, mode, jit, tokens, args.length, args.steps,
                                             args.vocab_size)
                     print(f"{name:<24} {mode:<15} {str(jit):<5} {tokens:>6} {tok_s:>10.0f} "
