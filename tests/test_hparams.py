@@ -140,3 +140,9 @@ def test_multi30k_set_is_pinned():
     assert differences("transformer_multi30k", "transformer_small") == {
         "num_hidden_layers": 3, "layer_prepostprocess_dropout": 0.3,
         "learning_rate_warmup_steps": 1000, "train_steps": 8000}
+
+
+def test_multi30k_v2_set_is_pinned():
+    """Issue 44's recipe set differs from `transformer_multi30k` by its layer dropout only."""
+    assert differences("transformer_multi30k_v2", "transformer_multi30k") == {
+        "layer_prepostprocess_dropout": 0.2}

@@ -43,6 +43,7 @@ EXPECTED = {
     "transformer_small": legacy_noam(0.1, 256, 2000),
     "transformer_tiny": legacy_noam(0.05, 128, 1000),
     "transformer_multi30k": legacy_noam(0.1, 256, 1000),
+    "transformer_multi30k_v2": legacy_noam(0.1, 256, 1000),
     "transformer_parsing_tiny": legacy_noam(0.07, 256, 400),
     "transformer_table3_c_dmodel256": legacy_noam(0.1, 256, 4000),
     "transformer_table3_c_dmodel1024": legacy_noam(0.1, 1024, 4000),
@@ -54,7 +55,8 @@ EXPECTED = {
 WARMUP = {"transformer_base_v2": 8000, "transformer_base_v3": 8000,
           "transformer_base_single_gpu": 16000, "transformer_big_single_gpu": 16000,
           "transformer_big_enfr": 8000, "transformer_small": 2000, "transformer_tiny": 1000,
-          "transformer_multi30k": 1000, "transformer_parsing_tiny": 400}
+          "transformer_multi30k": 1000, "transformer_multi30k_v2": 1000,
+          "transformer_parsing_tiny": 400}
 
 
 def rates(schedule, steps):
