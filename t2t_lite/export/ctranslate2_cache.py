@@ -10,25 +10,40 @@ modification time), --checkpoint_average, the quantization, the model's
 hparams.json, problem.json and vocabulary file, and the converter itself (the
 source of ctranslate2_export.py and ctranslate2_spec.py, and the ctranslate2
 version). A new checkpoint, a retrained or re-averaged one, or a changed
-converter gives a new key and a new conversion; old entries stay until removed.
+converter gives a new key and a new conversion.
 
 The decode options are not in the key: a CTranslate2 model holds no search
 settings (t2t-exporter only records them in export.json), and the engine passes
 its own `translate_batch` arguments on every call.
 
 Where: `<model_dir>/ctranslate2_cache/` when the model directory is writable
-(`os.access`), else `$XDG_CACHE_HOME/t2t-lite/ctranslate2/` (default
-`~/.cache`), where the key also holds the model directory's absolute path. An
-entry is converted into a hidden temporary directory beside it and renamed into
-place when complete, so a reader sees a whole model or none; of two processes
-converting the same key at once, the first rename wins and the other's copy is
-discarded.
+(`os.access`), else `$XDG_CACHE_HOME/t2t-lite/ctranslate2/<model>-<hash>/`
+(default `~/.cache`; one directory per model directory, named after its
+absolute path, which the key also holds). An entry is converted into a hidden
+temporary directory beside it and renamed into place when complete, so a reader
+sees a whole model or none; of two processes converting the same key at once,
+the first rename wins and the other's copy is discarded.
+
+Bounded: a watching server (`t2t-server --watch`) converts every new
+checkpoint, so each new entry deletes the model's older ones (`evict`). Every
+use stamps its entry (the directory's modification time), and a model keeps
+its `KEEP_ENTRIES` most recently used entries, the one just made, and any used
+in the last `IN_USE_S` seconds: a process that was just handed an entry may
+still be loading it. Once loaded, deleting it is harmless: CTranslate2 reads
+the model's files into memory when a translator is made (ctranslate2 4.8.5: a
+`Translator` keeps translating after its directory is deleted), as does the
+SentencePiece tokenizer. An entry is deleted by renaming it to a hidden
+`.deleting-*` name first (atomic), so a reader finds a whole entry or none,
+never part of one; a process killed while deleting leaves that hidden directory,
+and the next conversion removes it.
 """
 
 import hashlib
 import json
 import os
 import shutil
+import stat
+import time
 from typing import List, Optional, Tuple
 
 from t2t_lite import atomic, checkpoints
@@ -39,21 +54,38 @@ from t2t_lite.export import ctranslate2_export, ctranslate2_spec
 
 CACHE_SUBDIR = "ctranslate2_cache"  # inside a writable model directory
 TMP_PREFIX = ".tmp-ct2-"            # a conversion in progress (not an entry)
+DELETING_PREFIX = ".deleting-"      # an entry being deleted (not an entry)
 KEY_FORMAT = 1                      # bumped if the key's contents change meaning
+KEEP_ENTRIES = 3                    # a model's most recently used entries kept
+IN_USE_S = 60.0                     # an entry used this recently may be loading: kept
 
 
 def cache_root(model_dir: str) -> Tuple[str, bool]:
     """(the directory holding `model_dir`'s cached conversions, whether it is beside the
     model): `<model_dir>/ctranslate2_cache` if the model directory is writable, else
-    the user's cache directory."""
+    the model's own directory in the user's cache (`user_cache_dir`)."""
     beside = os.path.join(model_dir, CACHE_SUBDIR)
     if os.path.isdir(beside):
         if os.access(beside, os.W_OK | os.X_OK):
             return beside, True
     elif os.access(model_dir, os.W_OK | os.X_OK):
         return beside, True
+    return user_cache_dir(model_dir), False
+
+
+def user_cache_dir(model_dir: str) -> str:
+    """`$XDG_CACHE_HOME/t2t-lite/ctranslate2/<name>-<hash>` (default `~/.cache`): the
+    entries of the model directory `model_dir` when it is not writable.
+
+    One directory per model directory (its name and 12 hex digits of its absolute
+    path's SHA-256), so that the bound on entries (`evict`) is per model: the
+    conversions of one model never delete another's.
+    """
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "t2t-lite", "ctranslate2"), False
+    absolute = os.path.abspath(model_dir)
+    tag = hashlib.sha256(absolute.encode()).hexdigest()[:12]
+    return os.path.join(base, "t2t-lite", "ctranslate2",
+                        f"{os.path.basename(absolute) or 'model'}-{tag}")
 
 
 def _file_identity(path: str) -> List:
@@ -133,11 +165,12 @@ def cached_conversion(model_dir: str, checkpoint_path: Optional[str] = None,
     root, beside = cache_root(model_dir)
     path = os.path.join(root, conversion_key(model_dir, used, checkpoint_average, quantization,
                                              absolute=not beside))
-    if os.path.isdir(path):
+    if touch(path):
         return path, used
     try:
         os.makedirs(root, exist_ok=True)
         atomic.remove_stale(root, TMP_PREFIX)
+        atomic.remove_stale(root, DELETING_PREFIX)
         tmp = atomic.make_temp_dir(root, TMP_PREFIX)
     except OSError as e:
         raise T2TError(f"Cannot write the CTranslate2 cache {root!r}: {e.strerror}.") from None
@@ -153,4 +186,103 @@ def cached_conversion(model_dir: str, checkpoint_path: Optional[str] = None,
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    touch(path)
+    evict(root, os.path.basename(path))
     return path, used
+
+
+def touch(path: str) -> bool:
+    """Stamps the entry `path` as used now (its directory's modification time, which
+    `evict` ranks entries by); whether the entry is there to be used.
+
+    Stamped first, then used: an entry deleted before its stamp is not found here
+    (converted again), and one stamped is kept by `evict` for `IN_USE_S` seconds.
+    """
+    try:
+        os.utime(path)
+        return True
+    except FileNotFoundError:
+        return False
+    except OSError:  # another user's entry: it keeps its stamp, and may go sooner
+        return os.path.isdir(path)
+
+
+def entries(root: str) -> List[Tuple[int, str]]:
+    """(last use in ns since the epoch, name) of each entry of the cache directory
+    `root`, most recently used first (a conversion or deletion in progress is hidden,
+    not an entry)."""
+    found = []
+    for name in os.listdir(root):
+        if name.startswith("."):
+            continue
+        try:
+            info = os.stat(os.path.join(root, name))
+        except OSError:
+            continue  # deleted meanwhile by another process
+        if stat.S_ISDIR(info.st_mode):
+            found.append((info.st_mtime_ns, name))
+    return sorted(found, reverse=True)
+
+
+def evict(root: str, current: str, keep: int = KEEP_ENTRIES,
+          in_use_s: float = IN_USE_S) -> List[str]:
+    """Deletes the entries of `root` (one model's) beyond its `keep` most recently used.
+
+    Kept whatever their rank: `current` (the entry just made) and every entry used
+    in the last `in_use_s` seconds (another process may be loading it; a process
+    that has loaded one is not harmed by its deletion, see the module docstring).
+    Another process deleting the same entries at once is harmless: each entry is
+    deleted by whichever renames it first (`_delete`).
+
+    Returns:
+      The names of the entries this call deleted.
+    """
+    ranked = entries(root)
+    recent = time.time_ns() - int(in_use_s * 1e9)
+    kept = {current} | {name for _, name in ranked[:keep]}
+    return [name for used, name in ranked
+            if name not in kept and used < recent and _delete(root, name, recent)]
+
+
+def _last_used(path: str) -> Optional[int]:
+    """The stamp `touch` left on `path` (ns), or None if it is gone."""
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _delete(root: str, name: str, recent: int) -> bool:
+    """Deletes the entry `name` of `root` unless it was used at or after `recent` (ns):
+    renamed onto a new empty hidden directory (`.deleting-<pid>@<host>@*`, atomic, so
+    a reader finds the whole entry or none), then removed.
+
+    The stamp is read again just before the rename (a process may have been handed
+    the entry since `evict` ranked it, while earlier entries were being removed)
+    and once more after it: an entry stamped in between is renamed back.
+
+    Returns:
+      Whether this call deleted it (False: used since, or gone already, deleted by
+      another process).
+    """
+    entry = os.path.join(root, name)
+    used = _last_used(entry)
+    if used is None or used >= recent:
+        return False
+    try:
+        aside = atomic.make_temp_dir(root, DELETING_PREFIX)
+    except OSError:
+        return False  # a cache this process cannot write: nothing can be deleted
+    try:
+        os.rename(entry, aside)  # replaces the empty directory
+    except OSError:
+        os.rmdir(aside)
+        return False
+    if (_last_used(aside) or 0) >= recent:
+        try:
+            os.rename(aside, entry)
+            return False
+        except OSError:
+            pass  # the key was converted again meanwhile: that copy serves
+    shutil.rmtree(aside, ignore_errors=True)
+    return True
