@@ -16,7 +16,7 @@ import argparse
 import sys
 from typing import List, Optional
 
-from t2t_lite.bin import cli
+from t2t_lite.bin import cli, problem_flags
 
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
@@ -36,6 +36,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--style", default="heatmap", choices=["heatmap", "lines"])
     p.add_argument("--png", help="where to draw the picture")
     p.add_argument("--npz", help="where to write the raw weights and pieces")
+    problem_flags.add_usr_dir_flag(p)
     args = p.parse_args(argv)
     cli.require(p, args, ["output_dir", "source"])
     if not args.png and not args.npz:
@@ -46,6 +47,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> int:
+    problem_flags.import_usr_dir(args)
     from t2t_lite import model_dir as model_dir_lib
     from t2t_lite.decode.search import SearchParams
     from t2t_lite.visualize import attention

@@ -17,7 +17,7 @@ import argparse
 import sys
 from typing import List, Optional
 
-from t2t_lite.bin import cli
+from t2t_lite.bin import cli, problem_flags
 
 PROG = "t2t-avg-checkpoints"
 SELECT_RULES = ("last", "best_dev_loss")  # --select
@@ -39,6 +39,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                    help="--select=best_dev_loss: t2t-datagen's output holding the dev split")
     p.add_argument("--candidates", type=int, default=0,
                    help="--select=best_dev_loss: score only the last N checkpoints (0: all)")
+    problem_flags.add_usr_dir_flag(p)
     args = p.parse_args(argv)
     cli.require(p, args, ["output_dir", "avg_dir"])
     return args
@@ -66,7 +67,10 @@ def check_args(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    problem_flags.import_usr_dir(args)
+    from t2t_lite import usr_dir
     from t2t_lite.average_dir import write_average
+    usr_dir.check_model(args.output_dir)  # its problem's user directory, if it had one
     if args.select == "best_dev_loss":
         from t2t_lite.train.best_checkpoints import average_best
         written, paths, losses = average_best(args.output_dir, args.avg_dir, args.data_dir,

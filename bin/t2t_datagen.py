@@ -2,6 +2,7 @@
 
     t2t-datagen --problem=translate_ende_numbers --data_dir=DATA
     t2t-datagen --problem=translate_ende_multi30k --tmp_dir=../shared/data/multi30k --data_dir=DATA
+    t2t-datagen --data_dir=DATA --source_lang=de --target_lang=en --train_files=corpus.tsv.gz
 
 Raw files are looked for in --tmp_dir (each problem documents the names it
 reads); see `t2t_lite.data.datagen` for what is written to --data_dir.
@@ -12,16 +13,18 @@ import os
 import sys
 from typing import List, Optional
 
-from t2t_lite.bin import cli
+from t2t_lite.bin import cli, problem_flags
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = cli.ArgumentParser(
         prog="t2t-datagen",
         description="Learn a problem's subword vocabulary and write its encoded "
                     "train/dev/test TFRecord shards. Idempotent; safe to interrupt.")
-    parser.add_argument("--problem", required=True,
+    parser.add_argument("--problem",
                         help="registered problem, e.g. translate_ende_numbers, translate_ende, "
-                             "translate_enfr, translate_ende_multi30k")
+                             "translate_enfr, translate_ende_multi30k; with --train_files, the "
+                             "name of your files' problem (default translate_SRCTGT_files)")
     parser.add_argument("--data_dir", required=True, help="output directory")
     parser.add_argument("--tmp_dir", default=None,
                         help="directory searched first for raw parallel text files")
@@ -33,6 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--verify", action="store_true",
                         help="only check the shards against the sizes and SHA-256 checksums "
                              "datagen recorded (exit 1 naming a damaged shard)")
+    problem_flags.add_usr_dir_flag(parser)
+    problem_flags.add_files_flags(parser)
     return parser
 
 
@@ -42,8 +47,9 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     def run() -> int:
         from t2t_lite.data.datagen import generate_data, verify_data
+        problem = problem_flags.resolve_problem(args)
         if args.verify:
-            verify_data(args.problem, args.data_dir)
+            verify_data(problem, args.data_dir)
         else:
             vocab_model = None
             if args.vocab_from and os.path.isfile(args.vocab_from):
@@ -51,7 +57,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             elif args.vocab_from:
                 from t2t_lite import model_dir
                 vocab_model = model_dir.vocab_path(args.vocab_from)
-            generate_data(args.problem, args.data_dir, args.tmp_dir, vocab_model=vocab_model)
+            generate_data(problem, args.data_dir, args.tmp_dir, vocab_model=vocab_model)
         return 0
 
     return cli.main("t2t-datagen", run)

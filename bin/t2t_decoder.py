@@ -28,7 +28,7 @@ import sys
 import time
 from typing import List, Optional
 
-from t2t_lite.bin import cli
+from t2t_lite.bin import cli, problem_flags
 
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
@@ -60,6 +60,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--jit_compile", action="store_true",
                    help="compile the search with XLA (inputs padded to multiples of 8 tokens)")
     cli.add_engine_flags(p)
+    problem_flags.add_usr_dir_flag(p)
     args = p.parse_args(argv)
     cli.check_engine_flags(p, args)
     if not args.output_dir and not args.checkpoint_path:
@@ -72,6 +73,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> int:
+    problem_flags.import_usr_dir(args)
     if args.engine == "ctranslate2":
         return _run_ctranslate2(args)
     from t2t_lite import model_dir as model_dir_lib

@@ -19,7 +19,7 @@ import argparse
 import sys
 from typing import List, Optional
 
-from t2t_lite.bin import cli
+from t2t_lite.bin import cli, problem_flags
 
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
@@ -38,6 +38,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--checkpoint_path", help="a ckpt-N prefix (default: the latest)")
     p.add_argument("--checkpoint_average", type=int, default=1,
                    help="average the last N checkpoints (up to --checkpoint_path)")
+    problem_flags.add_usr_dir_flag(p)
     args = p.parse_args(argv)
     cli.require(p, args, ["output_dir", "export_dir"])
     if args.quantization is not None and args.format != "ctranslate2":
@@ -46,6 +47,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> int:
+    problem_flags.import_usr_dir(args)
     if args.format == "ctranslate2":
         from t2t_lite.export.ctranslate2_client import read_export_info
         from t2t_lite.export.ctranslate2_export import export_ctranslate2

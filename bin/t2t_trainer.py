@@ -18,12 +18,13 @@ import argparse
 import sys
 from typing import List, Optional
 
-from t2t_lite.bin import cli
+from t2t_lite.bin import cli, problem_flags
 
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p = cli.ArgumentParser(prog="t2t-trainer", description=__doc__.split("\n")[0])
-    p.add_argument("--problem", help="registered problem name (see --registry_help)")
+    p.add_argument("--problem", help="registered problem name (see --registry_help); default: "
+                                     "the one problem with data in --data_dir")
     p.add_argument("--hparams_set", help="registered hparams set, e.g. transformer_base")
     p.add_argument("--hparams", default="", help='overrides, e.g. "num_heads=16,relu_dropout=0.1"')
     p.add_argument("--data_dir", help="where t2t-datagen wrote the vocabulary and shards")
@@ -65,19 +66,25 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                    help="mixed_bfloat16 on CPUs with AVX512-BF16, mixed_float16 on GPUs")
     p.add_argument("--registry_help", action="store_true",
                    help="list registered problems and hparams sets, then exit")
+    problem_flags.add_usr_dir_flag(p)
+    problem_flags.add_files_flags(p)
     args = p.parse_args(argv)
     if not args.registry_help:
-        cli.require(p, args, ["problem", "data_dir", "output_dir"] +
+        cli.require(p, args, ["data_dir", "output_dir"] +
                     ([] if args.warm_start_from else ["hparams_set"]))
+        if problem_flags.files_given(args) and not args.generate_data:
+            p.error("the files flags (--train_files, ...) define data for t2t-datagen: run it "
+                    "first, or pass --generate_data")
     return args
 
 
 def run(args: argparse.Namespace) -> int:
     from t2t_lite import registry
     if args.registry_help:
+        problem_flags.import_usr_dir(args)
         print(registry.help_string())
         return 0
-    problem = registry.problem(args.problem)
+    problem = problem_flags.resolve_problem(args)
     warm_start = None
     if args.warm_start_from:
         from t2t_lite.train.warm_start import WarmStart, base_hparams

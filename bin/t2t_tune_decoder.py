@@ -21,7 +21,7 @@ import json
 import sys
 from typing import List, Optional
 
-from t2t_lite.bin import cli
+from t2t_lite.bin import cli, problem_flags
 
 PROG = "t2t-tune-decoder"
 
@@ -46,10 +46,12 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--precision", default="float32", choices=["float32", "bfloat16"],
                    help="as t2t-decoder's")
     p.add_argument("--jit_compile", action="store_true", help="as t2t-decoder's")
+    problem_flags.add_usr_dir_flag(p)
     return p.parse_args(argv)
 
 
 def run(args: argparse.Namespace) -> int:
+    problem_flags.import_usr_dir(args)
     from t2t_lite import model_dir as model_dir_lib
     from t2t_lite.decode import decoding, tuning
     from t2t_lite.decode.search import SearchParams

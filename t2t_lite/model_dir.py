@@ -4,7 +4,9 @@ Everything the decoder and the exporter need is written here when training
 starts, so they rebuild the model from this directory alone:
 
     hparams.json   the resolved HParams (set + overrides)
-    problem.json   {"problem": name, "vocab_file": file name, "vocab_size": n}
+    problem.json   {"problem": name, "vocab_file": file name, "vocab_size": n}, and for
+                   a problem defined by files its "definition" (`data.definitions`)
+    usr_dir.json   the --usr_dir of the run, if given (`t2t_lite.usr_dir`)
     train_mix.json {"train_mix": spec}: the run's t2t-trainer --train_mix, if given
     <vocab file>   a copy of the problem's subword model
     checkpoint, ckpt-N.*   weights (tf.train.CheckpointManager)
@@ -32,7 +34,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import keras
 
 import t2t_lite
-from t2t_lite import atomic, averaging, checkpoints
+from t2t_lite import atomic, averaging, checkpoints, usr_dir
 from t2t_lite.data.vocab import SubwordVocab
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
@@ -60,7 +62,8 @@ def create(model_dir: str) -> bool:
 
 
 def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str,
-            vocab_size: int, write: bool = True, train_mix: Optional[str] = None) -> None:
+            vocab_size: int, write: bool = True, train_mix: Optional[str] = None,
+            definition: Optional[Dict] = None, hparams_set: Optional[str] = None) -> None:
     """Checks `model_dir` for a training run and, if it is new, writes its metadata.
 
     A new directory gets the metadata and a copy of the vocabulary. An
@@ -72,7 +75,9 @@ def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str
 
     `train_mix` (t2t-trainer --train_mix) is recorded in a new directory; an
     existing one must have recorded the same mix (`read_train_mix`: a resumed
-    run without the flag trains with the recorded one).
+    run without the flag trains with the recorded one). A problem defined by
+    files has its `definition` recorded; a --usr_dir is recorded
+    (`usr_dir.record`, with `hparams_set`) and checked on resuming.
 
     Raises:
       T2TError: unwritable directory, or metadata that conflicts with the
@@ -81,6 +86,8 @@ def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str
     create(model_dir)
     problem = {"problem": problem_name, "vocab_file": os.path.basename(vocab_path),
                "vocab_size": vocab_size}
+    if definition is not None:
+        problem["definition"] = definition
     hparams_path = os.path.join(model_dir, HPARAMS_FILE)
     if os.path.exists(hparams_path):
         existing = read_hparams(model_dir)
@@ -95,10 +102,12 @@ def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str
             raise T2TError(f"{model_dir} was trained on {saved_problem}, not {problem}; "
                            "use a new --output_dir.")
         _check_train_mix(model_dir, train_mix)
+        usr_dir.check_model(model_dir)
         return
     if not write:
         return
     atomic.copy_file(vocab_path, os.path.join(model_dir, problem["vocab_file"]))
+    usr_dir.record(model_dir, problem_name, hparams_set)
     atomic.write_text(os.path.join(model_dir, PROBLEM_FILE), json.dumps(problem, indent=2))
     if train_mix is not None:
         atomic.write_text(os.path.join(model_dir, TRAIN_MIX_FILE),
@@ -158,10 +167,15 @@ def read_hparams(model_dir: str) -> HParams:
     return HParams.from_dict(_read_json(model_dir, HPARAMS_FILE))
 
 
+_PROBLEM_KEYS = {"problem", "vocab_file", "vocab_size"}
+
+
 def read_problem(model_dir: str) -> Dict[str, Any]:
-    """{"problem", "vocab_file", "vocab_size"} of the model in `model_dir`."""
+    """{"problem", "vocab_file", "vocab_size"} of the model in `model_dir`, and
+    "definition" for a problem defined by files."""
     problem = _read_json(model_dir, PROBLEM_FILE)
-    if not isinstance(problem, dict) or set(problem) != {"problem", "vocab_file", "vocab_size"}:
+    if not isinstance(problem, dict) or not _PROBLEM_KEYS <= set(problem) \
+            or not set(problem) <= _PROBLEM_KEYS | {"definition"}:
         raise T2TError(f"Corrupt {os.path.join(model_dir, PROBLEM_FILE)}.")
     return problem
 
@@ -182,6 +196,8 @@ def copy_metadata(src_dir: str, dst_dir: str) -> None:
     names = [problem["vocab_file"], PROBLEM_FILE, HPARAMS_FILE]
     if is_imported(src_dir):
         names.append(IMPORT_FILE)
+    if os.path.exists(file_path(src_dir, usr_dir.USR_DIR_FILE)):
+        names.append(usr_dir.USR_DIR_FILE)
     for name in names:
         atomic.copy_file(file_path(src_dir, name), os.path.join(dst_dir, name))
 
@@ -195,11 +211,23 @@ def problem_of(model_dir: str):
     """The registered `Problem` the model in `model_dir` was trained on; for a model
     imported from tensor2tensor, an `ImportedProblem` of its t2t problem's name
     (t2t-decoder's decoding defaults; t2t-lite's problem of the same name, if any,
-    is another data preparation)."""
-    name = read_problem(model_dir)["problem"]
+    is another data preparation). A problem defined by files is rebuilt from
+    its recorded definition; one of a --usr_dir needs that directory imported
+    (`usr_dir.check_model`).
+
+    Raises:
+      T2TError: an unknown problem, or one of a user directory not given.
+    """
+    info = read_problem(model_dir)
+    name = info["problem"]
     if is_imported(model_dir):
         from t2t_lite.data.imported_problem import ImportedProblem
         return ImportedProblem(name)
+    usr_dir.check_model(atomic.readable_dir(model_dir))
+    if "definition" in info:
+        from t2t_lite.data import definitions
+        definitions.register(definitions.check_definition(
+            info["definition"], os.path.join(model_dir, PROBLEM_FILE)))
     return t2t_lite.registry.problem(name)
 
 

@@ -20,11 +20,16 @@ references, EVALB's tree files.
         {reason}); convert the file (e.g. iconv -c -f utf-8 -t utf-8) and re-run."
     Nothing is replaced or skipped silently.
 
+A file whose name ends in ".gz" is read through gzip (corpora usually come
+compressed); a damaged one is "Cannot read {path}: not a valid gzip file (...)."
+
 Pure Python (no TensorFlow), so light modules such as the EVALB reader can
 import it.
 """
 
+import gzip
 import os
+import zlib
 from typing import BinaryIO, Iterator, List, Union
 
 from t2t_lite.errors import T2TError
@@ -33,8 +38,16 @@ PathLike = Union[str, "os.PathLike[str]"]
 STRIP_MODES = ("newline", "trailing_whitespace")
 
 
+# Reading a damaged gzip stream raises these (a bad header, a truncated or
+# corrupt body); each becomes one T2TError naming the file.
+_GZIP_ERRORS = (gzip.BadGzipFile, EOFError, zlib.error)
+
+
 def _open(path: PathLike) -> BinaryIO:
+    """Opens `path` for reading bytes; a name ending in ".gz" is decompressed."""
     try:
+        if os.fspath(path).endswith(".gz"):
+            return gzip.open(path, "rb")
         return open(path, "rb")
     except FileNotFoundError:
         raise T2TError(f"Cannot read {path}: the file does not exist.") from None
@@ -42,9 +55,18 @@ def _open(path: PathLike) -> BinaryIO:
         raise T2TError(f"Cannot read {path}: {e.strerror}.") from None
 
 
+def _gzip_error(path: PathLike, error: BaseException) -> T2TError:
+    return T2TError(f"Cannot read {path}: not a valid gzip file ({error or type(error).__name__}).")
+
+
 def _lines(path: PathLike, strip: str) -> Iterator[str]:
     with _open(path) as f:
-        yield from _stream_lines(f, path, strip)
+        try:
+            yield from _stream_lines(f, path, strip)
+        except _GZIP_ERRORS as e:
+            raise _gzip_error(path, e) from None
+        except IsADirectoryError:
+            raise T2TError(f"Cannot read {path}: Is a directory.") from None
 
 
 def _stream_lines(f: BinaryIO, name: PathLike, strip: str) -> Iterator[str]:
@@ -104,7 +126,12 @@ def count_lines(path: PathLike) -> int:
     """
     count, last = 0, b"\n"
     with _open(path) as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            count += block.count(b"\n")
-            last = block[-1:]
+        try:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                count += block.count(b"\n")
+                last = block[-1:]
+        except _GZIP_ERRORS as e:
+            raise _gzip_error(path, e) from None
+        except IsADirectoryError:
+            raise T2TError(f"Cannot read {path}: Is a directory.") from None
     return count + (last != b"\n")  # a last line without "\n" still counts

@@ -137,7 +137,9 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
         mix = recorded if recorded is not None else train_mix
         sources = mixing.train_sources(data_dir, problem.name, mix)  # its errors: nothing written
         model_dir.prepare(output_dir, hparams, problem.name, vocab_file, vocab.vocab_size,
-                          write=chief, train_mix=train_mix)
+                          write=chief, train_mix=train_mix,
+                          definition=getattr(problem, "definition", None),
+                          hparams_set=hparams_set)
         trainer = make_trainer(hparams, problem.name, data_dir, output_dir, vocab.vocab_size,
                                options, strategy, problem, vocab, train_mix=mix)
         if load_warm_start:

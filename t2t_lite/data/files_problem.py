@@ -1,0 +1,256 @@
+"""A problem defined by the user's own files: any language pair, no code.
+
+What tensor2tensor's `text2text_tmpdir`, OpenNMT-tf's data configuration and
+fairseq-preprocess's `--trainpref` give their users: name the files, get a
+problem. The definition is data (`ProblemDefinition`, a JSON object), written
+by t2t-datagen beside the shards (`t2t_lite.data.definitions`) and into every
+model directory trained on it, so later programs rebuild the problem from
+there without the files or the flags.
+
+A corpus is named on the command line as `[NAME=]FILES` (`parse_corpus_spec`),
+FILES being either one TSV file (source TAB target on each line) or two
+aligned plain-text files `SOURCE,TARGET`; any of them may be gzipped
+(`.gz`). NAME defaults to the first file's name without `.gz`, `.tsv` and a
+language suffix (`europarl-v7.de-en.de` -> `europarl-v7.de-en`); train corpora
+are what `t2t-trainer --train_mix` weighs, by these names.
+
+Splits: train is every train corpus in order; dev is `--dev_files`, or when
+none is given a held-out sample of the train pairs (`held_out_size`: 5% of
+them, at most 1,000, at least 1; chosen with a fixed seed, so every run holds
+out the same pairs); train then leaves out those pairs and every pair
+identical to one of them, so dev never overlaps train. Test is `--test_files`,
+or empty when none is given.
+
+The raw text policy of the built-in problems applies (`t2t_lite.data.problem`):
+lines byte for byte, one-line errors. Every file is checked before anything is
+written (`check_corpus`): missing or unreadable files, aligned files of
+different lengths, TSV lines without exactly one TAB, empty corpora and
+non-UTF-8 lines are each a one-line `T2TError` naming the file (and line).
+"""
+
+import dataclasses
+import os
+import random
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+
+from t2t_lite.data.problem import Corpus, Pair, Problem, read_parallel_text
+from t2t_lite.errors import T2TError
+from t2t_lite.textio import count_lines, iter_lines
+
+DEFINITION_KIND = "text_files"
+DEFINITION_VERSION = 1
+HELD_OUT_SEED = 1234
+HELD_OUT_FRACTION = 20      # 1/20 = 5% of the train pairs ...
+HELD_OUT_MAX = 1000         # ... at most this many
+DEFAULT_VOCAB_SIZE = 8000
+
+
+@dataclasses.dataclass(frozen=True)
+class CorpusFiles:
+    """One corpus: a TSV file, or two aligned files (source, target); absolute paths."""
+
+    name: str
+    files: Tuple[str, ...]
+
+    @property
+    def is_tsv(self) -> bool:
+        return len(self.files) == 1
+
+    def pairs(self) -> Iterator[Pair]:
+        """Its (source, target) pairs in file order (see `check_corpus` for errors)."""
+        if not self.is_tsv:
+            return read_parallel_text(*self.files)
+        return _tsv_pairs(self.files[0])
+
+    def to_json(self) -> Dict:
+        return {"name": self.name, "files": list(self.files)}
+
+    @classmethod
+    def from_json(cls, value: Dict) -> "CorpusFiles":
+        return cls(value["name"], tuple(value["files"]))
+
+
+def _tsv_pairs(path: str) -> Iterator[Pair]:
+    for number, line in enumerate(iter_lines(path, strip="newline"), start=1):
+        tabs = line.count("\t")
+        if tabs != 1:
+            raise T2TError(f"{path}, line {number}: expected one TAB between source and target, "
+                           f"found {tabs}.")
+        source, target = line.split("\t")
+        yield source, target
+
+
+def _default_name(path: str) -> str:
+    name = os.path.basename(path)
+    for suffix in (".gz", ".tsv", ".txt"):
+        name = name[:-len(suffix)] if name.endswith(suffix) else name
+    stem, dot, last = name.rpartition(".")
+    return stem if dot and stem and len(last) <= 3 else name  # "x.de-en.de" -> "x.de-en"
+
+
+def parse_corpus_spec(spec: str, flag: str) -> CorpusFiles:
+    """`[NAME=]FILE.tsv[.gz]` or `[NAME=]SOURCE,TARGET` -> a `CorpusFiles` of absolute paths.
+
+    Raises:
+      T2TError: an empty spec or name, more than two files.
+    """
+    name, equals, files = spec.partition("=")
+    if not equals or os.sep in name:  # "a/b=c" is a path containing "=", not a name
+        name, files = "", spec
+    paths = [p for p in files.split(",")]
+    if not files or any(not p for p in paths) or len(paths) > 2:
+        raise T2TError(f"{flag}={spec!r}: expected [NAME=]FILE.tsv (source TAB target) or "
+                       "[NAME=]SOURCE_FILE,TARGET_FILE (plain or .gz).")
+    if equals and not name:
+        raise T2TError(f"{flag}={spec!r}: the corpus name before '=' is empty.")
+    paths = [os.path.abspath(os.path.expanduser(p)) for p in paths]
+    return CorpusFiles(name or _default_name(paths[0]), tuple(paths))
+
+
+def check_corpus(corpus: CorpusFiles, role: str) -> int:
+    """Reads `corpus` once and returns its number of pairs.
+
+    Raises:
+      T2TError: a missing or unreadable file, aligned files of different line
+        counts, a TSV line without exactly one TAB, a line that is not UTF-8
+        (file and line), or no pairs at all.
+    """
+    for path in corpus.files:
+        if not os.path.isfile(path):
+            why = "is a directory" if os.path.isdir(path) else "the file does not exist"
+            raise T2TError(f"Cannot read {path} ({role} corpus {corpus.name!r}): {why}.")
+        if not os.access(path, os.R_OK):
+            raise T2TError(f"Cannot read {path} ({role} corpus {corpus.name!r}): permission "
+                           "denied.")
+    count = sum(1 for _ in corpus.pairs())
+    if not count:
+        raise T2TError(f"The {role} corpus {corpus.name!r} ({', '.join(corpus.files)}) is empty.")
+    return count
+
+
+def held_out_size(total_pairs: int) -> int:
+    """How many train pairs are held out as dev when no dev files are given."""
+    return max(1, min(HELD_OUT_MAX, total_pairs // HELD_OUT_FRACTION))
+
+
+def held_out_indices(total_pairs: int, size: int, seed: int) -> FrozenSet[int]:
+    """The indices (over the train corpora in order) of the held-out pairs."""
+    return frozenset(random.Random(seed).sample(range(total_pairs), size))
+
+
+class FilesProblem(Problem):
+    """A problem whose splits come from files named in its definition (see module doc)."""
+
+    def __init__(self, definition: Dict):
+        self.definition = definition
+        self.name = definition["name"]
+        self.source_language = definition["source_language"]
+        self.target_language = definition["target_language"]
+        self.vocab_size = definition["vocab_size"]
+        self._train = [CorpusFiles.from_json(c) for c in definition["train"]]
+        self._held_out_pairs: Optional[FrozenSet[Pair]] = None
+
+    @property
+    def _held_out(self) -> Optional[Dict]:
+        return self.definition["dev"].get("held_out")
+
+    def _train_counts(self) -> List[int]:
+        return [c["pairs"] for c in self.definition["train"]]
+
+    def _indexed_train(self) -> Iterator[Tuple[int, Pair]]:
+        index = 0
+        for corpus in self._train:
+            for pair in corpus.pairs():
+                yield index, pair
+                index += 1
+
+    def held_out_pairs(self) -> FrozenSet[Pair]:
+        """The distinct held-out dev pairs (empty when dev files were given)."""
+        if self._held_out_pairs is None:
+            chosen = self._held_out_indices()
+            self._held_out_pairs = frozenset(p for i, p in self._indexed_train() if i in chosen)
+        return self._held_out_pairs
+
+    def _held_out_indices(self) -> FrozenSet[int]:
+        if not self._held_out:
+            return frozenset()
+        return held_out_indices(sum(self._train_counts()), self._held_out["pairs"],
+                                self._held_out["seed"])
+
+    def train_corpora(self, tmp_dir: Optional[str]) -> List[Corpus]:
+        """One corpus per --train_files, by its name; held-out pairs left out."""
+        starts = [sum(self._train_counts()[:i]) for i in range(len(self._train))]
+        return [(c.name, _bind(self._train_pairs, c, start))
+                for c, start in zip(self._train, starts)]
+
+    def _train_pairs(self, corpus: CorpusFiles, start: int) -> Iterator[Pair]:
+        chosen = self._held_out_indices()
+        held = self.held_out_pairs() if chosen else frozenset()
+        for offset, pair in enumerate(corpus.pairs()):
+            if start + offset not in chosen and pair not in held:
+                yield pair
+
+    def raw_pairs(self, split: str, tmp_dir: Optional[str]) -> Iterator[Pair]:
+        if split == "train":
+            for _, read in self.train_corpora(tmp_dir):
+                yield from read()
+        elif split == "dev" and self._held_out:
+            chosen = self._held_out_indices()
+            yield from (p for i, p in self._indexed_train() if i in chosen)
+        else:
+            files = (self.definition.get(split) or {}).get("files")
+            if files:
+                yield from CorpusFiles(split, tuple(files)).pairs()
+
+
+def _bind(method: Callable, corpus: CorpusFiles, start: int) -> Callable[[], Iterator[Pair]]:
+    return lambda: method(corpus, start)
+
+
+def make_definition(name: str, source_language: str, target_language: str,
+                    train: Sequence[CorpusFiles], dev: Optional[CorpusFiles],
+                    test: Optional[CorpusFiles], vocab_size: int,
+                    log: Callable[[str], None] = print) -> Dict:
+    """Checks every file (`check_corpus`) and returns the problem's definition.
+
+    Raises:
+      T2TError: a bad language code or vocabulary size, no or duplicate train
+        corpus names, too few pairs to hold out a dev set, or a bad file.
+    """
+    for flag, code in (("--source_lang", source_language), ("--target_lang", target_language)):
+        if not code or not code.replace("-", "").isalnum():
+            raise T2TError(f"{flag}={code!r}: expected a language code such as en, de or ja.")
+    if vocab_size < 300:  # SentencePiece needs room for the 256 byte pieces and specials
+        raise T2TError(f"--vocab_size={vocab_size}: at least 300 (the 256 byte pieces, the "
+                       "special ids and some words).")
+    if not train:
+        raise T2TError("No train corpus: give --train_files=FILE.tsv or SOURCE,TARGET.")
+    names = [c.name for c in train]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise T2TError(f"Two train corpora are named {repeated[0]!r}: name them with "
+                       "--train_files=NAME=FILES.")
+    train_json = [dict(c.to_json(), pairs=check_corpus(c, "train")) for c in train]
+    total = sum(c["pairs"] for c in train_json)
+    definition = {"kind": DEFINITION_KIND, "version": DEFINITION_VERSION, "name": name,
+                  "source_language": source_language, "target_language": target_language,
+                  "vocab_size": vocab_size, "train": train_json}
+    train_files = {p for c in train for p in c.files}
+    for split, corpus in (("dev", dev), ("test", test)):
+        if corpus is None:
+            definition[split] = None
+            continue
+        definition[split] = {"files": list(corpus.files), "pairs": check_corpus(corpus, split)}
+        shared = sorted(train_files & set(corpus.files))
+        if shared:
+            log(f"Warning: {shared[0]} is both a train and a {split} file: {split} scores will "
+                "be measured on training data.")
+    if dev is None:
+        if total < 2:
+            raise T2TError(f"The train corpora hold {total} pair(s): too few to hold out a dev "
+                           "set; give --dev_files.")
+        size = held_out_size(total)
+        definition["dev"] = {"held_out": {"pairs": size, "seed": HELD_OUT_SEED}}
+        log(f"No --dev_files: holding out {size:,} of the {total:,} train pairs as dev "
+            f"(seed {HELD_OUT_SEED}; they and their duplicates are left out of train).")
+    return definition

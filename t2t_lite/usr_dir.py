@@ -1,0 +1,174 @@
+"""--usr_dir: a user's own problems and hparams sets, from a directory outside the package.
+
+As tensor2tensor's `--t2t_usr_dir` and fairseq's `--user-dir`: the directory
+is imported as a Python package (its parent goes on `sys.path`, its
+`__init__.py` imports the modules that call `@register_problem` /
+`@register_hparams`), once per process. An entry whose name a built-in
+already has replaces the built-in, said in one line (`t2t_lite.registry`).
+
+A model directory trained with one records it (`usr_dir.json`: path, a
+SHA-256 of its Python files, the names it registered) but never imports code
+by itself: programs that read the model take `--usr_dir` again. A model whose
+problem came from a user directory that was not given is refused in one line
+naming it (`check_model`); one given with other Python files than the
+training run's is said in one line. Exported models need no user directory.
+"""
+
+import dataclasses
+import hashlib
+import importlib
+import json
+import os
+import sys
+import traceback
+from typing import Dict, Optional
+
+from t2t_lite import atomic, registry
+from t2t_lite.errors import T2TError
+
+USR_DIR_FILE = "usr_dir.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class UsrDir:
+    """An imported user directory."""
+
+    path: str      # absolute
+    sha256: str    # of its Python files (`python_files_sha256`)
+
+
+_imported: Optional[UsrDir] = None  # the one imported in this process, if any
+
+
+def imported() -> Optional[UsrDir]:
+    """The user directory this process imported, or None."""
+    return _imported
+
+
+def python_files_sha256(path: str) -> str:
+    """SHA-256 over the relative names and bytes of every `*.py` file under `path`."""
+    digest = hashlib.sha256()
+    for root, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        for name in sorted(f for f in files if f.endswith(".py")):
+            full = os.path.join(root, name)
+            digest.update(os.path.relpath(full, path).encode("utf-8") + b"\0")
+            with open(full, "rb") as f:
+                digest.update(f.read() + b"\0")
+    return digest.hexdigest()
+
+
+def import_usr_dir(path: Optional[str]) -> Optional[UsrDir]:
+    """Imports the user directory `path` (None or "": nothing) and returns it.
+
+    A second, different user directory in one process (programs run in-process,
+    e.g. by tests) is imported too; its entries replace the first one's.
+
+    Raises:
+      T2TError: not a directory, no `__init__.py`, or an import that fails
+        (naming the file, line and the error's last line).
+    """
+    global _imported
+    if not path:
+        return None
+    path = os.path.abspath(os.path.expanduser(path))
+    if _imported is not None and _imported.path == path:
+        return _imported
+    if not os.path.isdir(path):
+        raise T2TError(f"--usr_dir={path}: not a directory.")
+    if not os.path.isfile(os.path.join(path, "__init__.py")):
+        raise T2TError(f"--usr_dir={path} has no __init__.py: it is imported as a Python "
+                       "package, whose __init__.py imports the modules that register problems "
+                       "and hparams sets.")
+    parent, package = os.path.split(path)
+    if not package.isidentifier():
+        raise T2TError(f"--usr_dir={path}: {package!r} is not a Python package name (letters, "
+                       "digits and _, not starting with a digit).")
+    _forget_other_module(package, path)
+    registry.discover_all()  # built-ins first: a user's entry of the same name replaces them
+    usr_dir = UsrDir(path, python_files_sha256(path))
+    sys.path.insert(0, parent)
+    try:
+        with registry.user_code(path):
+            importlib.import_module(package)
+    except T2TError:
+        raise
+    except Exception as e:  # the user's code: any error, told in one line
+        raise T2TError(f"--usr_dir={path} failed to import: {_where(e, path)}") from None
+    finally:
+        sys.path.remove(parent)
+    _imported = usr_dir
+    return usr_dir
+
+
+def _forget_other_module(package: str, path: str) -> None:
+    """Drops an already imported module of the same name from elsewhere (e.g. a
+    tests' earlier user directory), so that `path` is imported, not it."""
+    module = sys.modules.get(package)
+    if module is not None and os.path.dirname(getattr(module, "__file__", "") or "") != path:
+        for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
+            del sys.modules[name]
+
+
+def _where(error: BaseException, path: str) -> str:
+    """`file:line: Type: message` of the innermost frame inside `path`."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if os.path.abspath(f.filename).startswith(path + os.sep)]
+    if isinstance(error, SyntaxError) and error.filename:
+        location = f"{error.filename}:{error.lineno}: "
+    else:
+        location = f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else ""
+    last_line = traceback.format_exception_only(type(error), error)[-1].strip()
+    return location + last_line
+
+
+def record(model_dir: str, problem_name: str, hparams_set: Optional[str]) -> None:
+    """Writes `usr_dir.json` into a new model directory when this process imported
+    a user directory: its path, hash and which of the run's names it provided."""
+    if _imported is None:
+        return
+    provided = {"problem": registry.problem_origin(problem_name) == _imported.path,
+                "hparams_set": bool(hparams_set) and hparams_set in registry.list_hparams()
+                and registry.hparams_origin(hparams_set) == _imported.path}
+    text = json.dumps({"path": _imported.path, "sha256": _imported.sha256,
+                       "problem": problem_name if provided["problem"] else None,
+                       "hparams_set": hparams_set if provided["hparams_set"] else None},
+                      indent=2)
+    atomic.write_text(os.path.join(model_dir, USR_DIR_FILE), text + "\n")
+
+
+def read_record(model_dir: str) -> Optional[Dict]:
+    """The user directory `model_dir` was trained with (`record`), or None."""
+    path = os.path.join(model_dir, USR_DIR_FILE)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+        if not {"path", "sha256", "problem"} <= set(value):
+            raise ValueError("missing keys")
+        return value
+    except (OSError, ValueError) as e:
+        raise T2TError(f"Corrupt {path}: {e}") from None
+
+
+def check_model(model_dir: str, note=registry.note) -> None:
+    """Refuses a model whose problem came from a user directory not given; says
+    in one line when the given one's Python files differ from the training run's.
+
+    Raises:
+      T2TError: the model's problem is the user directory's, and this process
+        imported none (or another one).
+    """
+    recorded = read_record(model_dir)
+    if recorded is None:
+        return
+    if recorded["problem"] and (_imported is None or _imported.path != recorded["path"]):
+        given = f" (given: --usr_dir={_imported.path})" if _imported else ""
+        raise T2TError(f"{model_dir} was trained on problem {recorded['problem']!r} of "
+                       f"--usr_dir={recorded['path']}: pass --usr_dir={recorded['path']}"
+                       f"{given}.")
+    if _imported is not None and _imported.path == recorded["path"] \
+            and _imported.sha256 != recorded["sha256"]:
+        note(f"--usr_dir={_imported.path}: its Python files differ from the ones {model_dir} "
+             "was trained with; its problems and hparams sets may have changed.")

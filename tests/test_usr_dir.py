@@ -1,0 +1,171 @@
+"""--usr_dir: a user's problems and hparams sets from a directory outside the repository.
+
+datagen -> trainer -> decoder run with a problem and an hparams set the user
+directory registers; the model directory records the directory (path, hash)
+but never imports it: a decoder without it is refused in one line, one with
+changed files is told in one line. Every test restores the registries.
+"""
+
+import json
+import sys
+import textwrap
+
+import pytest
+
+from t2t_lite import registry, usr_dir
+from t2t_lite.bin import t2t_datagen, t2t_decoder, t2t_trainer
+
+USR_PROBLEM = textwrap.dedent('''
+    from t2t_lite import registry
+    from t2t_lite.data.problem import Problem
+    from t2t_lite.hparams import transformer
+
+    WORDS = "eins zwei drei vier fuenf sechs sieben acht neun zehn".split()
+
+
+    @registry.register_problem
+    class TranslateWordsReversed(Problem):
+        """Words -> the same words in reverse order (a closed toy language)."""
+
+        source_language, target_language = "xx", "yy"
+        vocab_size = 300
+        num_train_shards = 1
+
+        def raw_pairs(self, split, tmp_dir):
+            count = {"train": 300, "dev": 10, "test": 10}[split]
+            for i in range(count):
+                words = [WORDS[(i * 7 + k) % 10] for k in range(1 + i % 4)]
+                yield " ".join(words), " ".join(reversed(words))
+
+
+    @registry.register_hparams
+    def transformer_words():
+        hparams = transformer.transformer_tiny()
+        return hparams.parse("hidden_size=32,filter_size=64,batch_size=256")
+''')
+
+
+@pytest.fixture
+def isolated_registry(tmp_path):
+    """Restores both registries and the imported user directory after the test,
+    and forgets the modules imported from the test's user directories."""
+    registry.discover_all()
+    saved = [(r, dict(r._entries), dict(r._aliases), dict(r._origins))
+             for r in (registry._problems, registry._hparams)]
+    imported = usr_dir._imported
+    yield
+    for r, entries, aliases, origins in saved:
+        r._entries, r._aliases, r._origins = entries, aliases, origins
+    usr_dir._imported = imported
+    for name, module in list(sys.modules.items()):
+        if str(getattr(module, "__file__", None) or "").startswith(str(tmp_path)):
+            del sys.modules[name]
+
+
+def make_usr_dir(parent, name="my_t2t_usr", body=USR_PROBLEM):
+    path = parent / name
+    path.mkdir()
+    (path / "__init__.py").write_text("from . import words  # noqa: F401\n")
+    (path / "words.py").write_text(body)
+    return path
+
+
+def test_datagen_trainer_decoder_with_a_user_directory(isolated_registry, tmp_path, capfd):
+    # capfd: while a program runs, its messages go to the process's stderr descriptor.
+    usr = make_usr_dir(tmp_path)
+    data, model = tmp_path / "data", tmp_path / "model"
+    assert t2t_datagen.main([f"--usr_dir={usr}", "--problem=translate_words_reversed",
+                             f"--data_dir={data}"]) == 0
+    assert t2t_trainer.main([f"--t2t_usr_dir={usr}", "--problem=translate_words_reversed",
+                             f"--data_dir={data}", "--hparams_set=transformer_words",
+                             f"--output_dir={model}", "--train_steps=2",
+                             "--eval_bleu_sentences=0"]) == 0
+    recorded = json.loads((model / "usr_dir.json").read_text())
+    assert recorded == {"path": str(usr), "sha256": usr_dir.python_files_sha256(str(usr)),
+                        "problem": "translate_words_reversed", "hparams_set": "transformer_words"}
+    assert json.loads((model / "hparams.json").read_text())["hidden_size"] == 32
+    (tmp_path / "in.txt").write_text("eins zwei\n")
+    capfd.readouterr()
+    assert t2t_decoder.main([f"--usr_dir={usr}", f"--output_dir={model}",
+                             f"--decode_from_file={tmp_path / 'in.txt'}",
+                             f"--decode_to_file={tmp_path / 'out.txt'}",
+                             "--decode_hparams=beam_size=1,extra_length=3"]) == 0
+    assert len((tmp_path / "out.txt").read_text().splitlines()) == 1
+    assert "--usr_dir" not in capfd.readouterr().err
+
+    # A process that was not given the directory (as a fresh one) is refused in one line.
+    usr_dir._imported = None
+    assert t2t_decoder.main([f"--output_dir={model}",
+                             f"--decode_from_file={tmp_path / 'in.txt'}"]) == 1
+    assert capfd.readouterr().err == (
+        f"t2t-decoder: error: {model} was trained on problem 'translate_words_reversed' of "
+        f"--usr_dir={usr}: pass --usr_dir={usr}.\n")
+
+    # Changed Python files: decoded all the same, said in one line.
+    with open(usr / "words.py", "a") as f:
+        f.write("# changed\n")
+    assert t2t_decoder.main([f"--usr_dir={usr}", f"--output_dir={model}",
+                             f"--decode_from_file={tmp_path / 'in.txt'}",
+                             f"--decode_to_file={tmp_path / 'out.txt'}",
+                             "--decode_hparams=beam_size=1,extra_length=3"]) == 0
+    assert (f"--usr_dir={usr}: its Python files differ from the ones {model} was trained "
+            "with; its problems and hparams sets may have changed.\n") in capfd.readouterr().err
+
+
+def test_a_user_problem_replaces_a_built_in_of_the_same_name(isolated_registry, tmp_path,
+                                                              capsys):
+    body = USR_PROBLEM.replace("@registry.register_problem\n",
+                               '@registry.register_problem("translate_ende_numbers")\n')
+    usr = make_usr_dir(tmp_path, "shadowing_usr", body)
+    usr_dir.import_usr_dir(str(usr))
+    assert capsys.readouterr().err == (
+        f"The problem 'translate_ende_numbers' of --usr_dir {usr} replaces the built-in one.\n")
+    assert type(registry.problem("translate_ende_numbers")).__name__ == "TranslateWordsReversed"
+    assert registry.problem_origin("translate_ende_numbers") == str(usr)
+
+
+def test_the_built_in_is_back_after_the_test():
+    # Runs after the test above in the same process (one worker per module).
+    assert type(registry.problem("translate_ende_numbers")).__name__ == "TranslateEndeNumbers"
+
+
+@pytest.mark.parametrize("body, line, message", [
+    ("x = 1\nraise ValueError('no corpus here')\n", 2, "ValueError: no corpus here"),
+    ("def broken(:\n", 1, "SyntaxError: invalid syntax"),
+    ("import not_a_module_anywhere\n", 1,
+     "ModuleNotFoundError: No module named 'not_a_module_anywhere'"),
+])
+def test_a_failing_import_names_the_file_line_and_error(isolated_registry, tmp_path, capsys,
+                                                         body, line, message):
+    usr = make_usr_dir(tmp_path, "failing_usr", body)
+    assert t2t_datagen.main([f"--usr_dir={usr}", "--problem=x", f"--data_dir={tmp_path}"]) == 1
+    assert capsys.readouterr().err == (
+        f"t2t-datagen: error: --usr_dir={usr} failed to import: {usr / 'words.py'}:{line}: "
+        f"{message}\n")
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p / "absent", "--usr_dir={p}/absent: not a directory."),
+    (lambda p: (p / "no_init").mkdir() or p / "no_init",
+     "--usr_dir={p}/no_init has no __init__.py: it is imported as a Python package, whose "
+     "__init__.py imports the modules that register problems and hparams sets."),
+])
+def test_a_directory_that_is_no_package_is_one_line(isolated_registry, tmp_path, capsys, make,
+                                                    message):
+    usr = make(tmp_path)
+    assert t2t_datagen.main([f"--usr_dir={usr}", "--problem=x", f"--data_dir={tmp_path}"]) == 1
+    assert capsys.readouterr().err == f"t2t-datagen: error: {message.format(p=tmp_path)}\n"
+
+
+def test_unknown_names_suggest_the_user_directory_s_names(isolated_registry, tmp_path, capsys):
+    usr = make_usr_dir(tmp_path)
+    assert t2t_trainer.main([f"--usr_dir={usr}", "--problem=translate_words_revresed",
+                             f"--data_dir={tmp_path}", "--hparams_set=transformer_words",
+                             f"--output_dir={tmp_path / 'm'}"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("t2t-trainer: error: Unknown problem 'translate_words_revresed'. "
+                          "Did you mean 'translate_words_reversed'")
+    assert t2t_trainer.main([f"--usr_dir={usr}", "--problem=translate_words_reversed",
+                             f"--data_dir={tmp_path}", "--hparams_set=transformer_wrods",
+                             f"--output_dir={tmp_path / 'm'}"]) == 1
+    assert "Did you mean 'transformer_words'" in capsys.readouterr().err
