@@ -29,7 +29,10 @@ more pieces; a note is printed) is in the metadata.
 
 Every file is written under a hidden temporary name (`.incomplete.<name>`) and
 renamed when complete, so a killed run never leaves a half-written shard or
-vocabulary; leftovers of a killed run are deleted by the next one. A split
+vocabulary; leftovers of a killed run are deleted by the next one, matched by the
+problem's full name (`own_temporary`): another problem in the same data dir, even
+one whose name starts with this one's, keeps its own, which a datagen running at
+the same time may be writing. A split
 killed part-way resumes from the chunks it had encoded and the shards it had
 written (`t2t_lite.data.split_writer`). A second run reuses the vocabulary and
 every split whose shards and metadata are complete and whose shards have the
@@ -55,6 +58,7 @@ pipeline's business).
 import hashlib
 import json
 import os
+import re
 import time
 from typing import Callable, Dict, List, Optional, Union
 
@@ -101,9 +105,29 @@ def _write_metadata(data_dir: str, meta: Dict) -> None:
     write_atomically(metadata_path(data_dir, meta["problem"]), text.encode("utf-8"))
 
 
+def own_temporary(problem_name: str) -> "re.Pattern":
+    """Matches (`fullmatch`) the temporary name of each file datagen writes for
+    `problem_name`, and of no other problem's, even one whose name starts with it.
+
+    Each kind of file is matched whole, so `translate_ende`'s never match
+    `translate_ende_multi30k`'s: shards `P-{split}-NNNNN-of-NNNNN`, text files
+    `P-{split}.{suffix}`, the metadata `P.datagen.json`, the vocabulary `P.sp{N}.model`
+    and `.vocab` or `P.subwords`, and a split's resumable state `.partial.P-{split}.json`
+    and `.chunk-NNNNN`, each under `TMP_PREFIX`.
+    """
+    name, split = re.escape(problem_name), "(?:" + "|".join(SPLITS) + ")"
+    own = [rf"{name}-{split}-\d+-of-\d+",
+           # Not "subwords": problem "P-dev"'s t2t vocabulary is named "P-dev.subwords".
+           rf"{name}-{split}\.(?!subwords$)\w+",
+           rf"{name}\.datagen\.json", rf"{name}\.sp\d+\.(?:model|vocab)", rf"{name}\.subwords",
+           rf"{re.escape(STATE_PREFIX)}{name}-{split}\.(?:json|chunk-\d+)"]
+    return re.compile(re.escape(TMP_PREFIX) + "(?:" + "|".join(own) + ")")
+
+
 def _remove_leftovers(data_dir: str, problem_name: str, log: Callable[[str], None]) -> None:
-    stale = [f for f in os.listdir(data_dir)
-             if f.startswith((TMP_PREFIX + problem_name, TMP_PREFIX + STATE_PREFIX + problem_name))]
+    """Deletes the temporary files a killed run of `problem_name` left (`own_temporary`)."""
+    own = own_temporary(problem_name)
+    stale = [f for f in os.listdir(data_dir) if own.fullmatch(f)]
     for name in stale:
         os.remove(os.path.join(data_dir, name))
     if stale:
