@@ -74,6 +74,24 @@ def test_datagen_records_the_definition_and_the_corpora(trained):
         [("flickr", 120), ("more", 120)]
     assert meta["splits"]["dev"]["examples"] == 20
     assert meta["splits"]["test"]["examples"] == 0
+    shared = REPO_ROOT.parent / "shared" / "data" / "multi30k"
+    for lang in ("de", "en"):  # dev as text, to decode and score
+        assert read_lines(data / f"{PROBLEM}-dev.{lang}", strip="newline") == \
+            read_lines(shared / f"val.{lang}", strip="newline")[:20]
+        assert (data / f"{PROBLEM}-test.{lang}").read_text() == ""
+
+
+def test_trainer_generate_data_takes_the_same_flags(tmp_path):
+    (tmp_path / "c.tsv").write_text("".join(f"eins {i}\tone {i}\n" for i in range(60)))
+    assert t2t_trainer.main([
+        "--generate_data", f"--data_dir={tmp_path / 'data'}", "--source_lang=de",
+        "--target_lang=en", f"--train_files={tmp_path / 'c.tsv'}", "--vocab_size=300",
+        "--hparams_set=transformer_tiny", "--hparams=hidden_size=32,filter_size=64",
+        f"--output_dir={tmp_path / 'model'}", "--train_steps=1", "--eval_bleu_sentences=0"]) == 0
+    problem = json.loads((tmp_path / "model" / "problem.json").read_text())
+    assert problem["definition"]["dev"] == {"held_out": {"pairs": 3, "seed": 1234}}
+    held_out = read_lines(tmp_path / "data" / "translate_deen_files-dev.de", strip="newline")
+    assert len(held_out) == 3 and all(line.startswith("eins ") for line in held_out)
 
 
 def test_the_model_directory_describes_the_problem(trained):

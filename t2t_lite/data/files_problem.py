@@ -19,7 +19,8 @@ none is given a held-out sample of the train pairs (`held_out_size`: 5% of
 them, at most 1,000, at least 1; chosen with a fixed seed, so every run holds
 out the same pairs); train then leaves out those pairs and every pair
 identical to one of them, so dev never overlaps train. Test is `--test_files`,
-or empty when none is given.
+or empty when none is given. Datagen writes dev and test as plain text too
+(`text_files`: `{problem}-dev.de`, `{problem}-dev.en`), to decode and score.
 
 The raw text policy of the built-in problems applies (`t2t_lite.data.problem`):
 lines byte for byte, one-line errors. Every file is checked before anything is
@@ -31,7 +32,7 @@ non-UTF-8 lines are each a one-line `T2TError` naming the file (and line).
 import dataclasses
 import os
 import random
-from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from t2t_lite.data.problem import Corpus, Pair, Problem, read_parallel_text
 from t2t_lite.errors import T2TError
@@ -189,6 +190,18 @@ class FilesProblem(Problem):
         for offset, pair in enumerate(corpus.pairs()):
             if start + offset not in chosen and pair not in held:
                 yield pair
+
+    def text_files(self, split: str, tmp_dir: Optional[str]) -> Dict[str, Iterable[str]]:
+        """Dev and test as plain text beside the shards, to decode and score
+        (`{problem}-dev.de` / `.en`: suffixes are the languages, or "source" and
+        "target" when both are the same): a held-out dev set exists nowhere else."""
+        if split == "train":
+            return {}
+        source, target = self.source_language, self.target_language
+        if source == target:
+            source, target = "source", "target"
+        return {source: (s for s, _ in self.raw_pairs(split, tmp_dir)),
+                target: (t for _, t in self.raw_pairs(split, tmp_dir))}
 
     def raw_pairs(self, split: str, tmp_dir: Optional[str]) -> Iterator[Pair]:
         if split == "train":
