@@ -28,9 +28,14 @@ NOISE = {1: 0.6, 2: 0.05, 3: 0.4, 4: 0.0, 5: 0.9}  # step -> noise scale
 DEV_SHARDS = 2
 
 
+def dev_examples(seed: int) -> list:
+    """The toy dev examples `write_dev_data(..., seed)` writes."""
+    return make_examples(count=24, longest=12, seed=seed)
+
+
 def write_dev_data(data_dir: str, vocab_file: str, seed: int) -> list:
     """Dev shards of toy examples and the datagen metadata vouching for them."""
-    examples = make_examples(count=24, longest=12, seed=seed)
+    examples = dev_examples(seed)
     shutil.rmtree(data_dir, ignore_errors=True)
     write_shards(data_dir, examples, DEV_SHARDS, split="dev", problem=PROBLEM)
     names = [layout.shard_name(PROBLEM, "dev", i, DEV_SHARDS) for i in range(DEV_SHARDS)]
@@ -189,6 +194,62 @@ def test_cache_is_reused_and_dropped_for_other_dev_data(setup, model_copy, tmp_p
         assert loss == pytest.approx(new[step], abs=6e-5), step
     with open(os.path.join(avg, "average.json"), encoding="utf-8") as f:
         assert json.load(f)["checkpoints"] == [f"{model_copy}/ckpt-{best(new, 1)[0]}"]
+
+
+# A second run trained in the same directory: other weights under the same names.
+RETRAINED = {1: 0.05, 2: 0.6, 3: 0.9, 4: 0.4, 5: 0.0}
+
+
+def retrain(model_dir: str, noise: dict) -> None:
+    """Deletes the run's checkpoints, as a user starting over does, and saves those of
+    another run under the same names."""
+    for name in os.listdir(model_dir):
+        if name.startswith("ckpt-") or name == "checkpoint":
+            os.remove(os.path.join(model_dir, name))
+    save_checkpoints(model_dir, noise)
+
+
+def test_a_retrain_in_place_is_scored_again(setup, model_copy, tmp_path, capsys):
+    """The cache holds the first run's losses of ckpt-4 and ckpt-5; the new run's
+    ckpt-4 and ckpt-5 are scored again, and the lowest of theirs is averaged."""
+    _, data_dir, losses = setup
+    avg = str(tmp_path / "avg")
+    assert run(model_copy, data_dir, avg, "--num_last_checkpoints=1", "--candidates=2") == 0
+    capsys.readouterr()
+    retrain(model_copy, RETRAINED)
+    new = reference_losses(model_copy, (4, 5), dev_examples(seed=1))
+    assert best(new, 1) == [5] and best({s: losses[s] for s in (4, 5)}, 1) == [4]
+    assert run(model_copy, data_dir, avg, "--num_last_checkpoints=1", "--candidates=2") == 0
+    lines = printed(capsys.readouterr().out)
+    assert {s: how for s, (_, how) in lines.items()} == {4: "evaluated", 5: "evaluated"}
+    for step, (loss, _) in lines.items():
+        assert loss == pytest.approx(new[step], abs=6e-5), step
+    with open(os.path.join(avg, "average.json"), encoding="utf-8") as f:
+        assert json.load(f)["checkpoints"] == [f"{model_copy}/ckpt-5"]
+
+    # The new run's losses are kept, with each checkpoint's index.
+    with open(os.path.join(model_copy, "dev_losses.json"), encoding="utf-8") as f:
+        cache = json.load(f)
+    indexes = {f"ckpt-{s}": file_sha256(f"{model_copy}/ckpt-{s}.index") for s in (4, 5)}
+    assert cache["index_sha256"] == indexes
+    assert cache["losses"] == pytest.approx({f"ckpt-{s}": new[s] for s in (4, 5)}, abs=6e-5)
+
+
+def test_losses_without_an_index_are_scored_again(setup, model_copy):
+    """A dev_losses.json of an older t2t-lite (losses by name only) is not trusted."""
+    from t2t_lite.train.dev_loss_cache import DevLossCache, checkpoint_identity
+
+    dev_data = {"problem": PROBLEM}
+    with open(os.path.join(model_copy, "dev_losses.json"), "w", encoding="utf-8") as f:
+        json.dump({"dev_data": dev_data, "losses": {"ckpt-4": 1.5, "ckpt-5": 2.5},
+                   "index_sha256": {"ckpt-5": checkpoint_identity(f"{model_copy}/ckpt-5")}}, f)
+    log = []
+    cache = DevLossCache(model_copy, dev_data, log.append)
+    assert log == [f"{model_copy}/dev_losses.json holds 1 loss(es) without their checkpoint's "
+                   "index (an older t2t-lite): evaluating those again."]
+    assert cache.get("ckpt-4", checkpoint_identity(f"{model_copy}/ckpt-4")) is None
+    assert cache.get("ckpt-5", checkpoint_identity(f"{model_copy}/ckpt-5")) == 2.5
+    assert cache.get("ckpt-5", checkpoint_identity(f"{model_copy}/ckpt-4")) is None
 
 
 def test_a_checkpoint_deleted_while_scored_is_passed_over(setup, model_copy, tmp_path, capsys,

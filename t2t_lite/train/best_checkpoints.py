@@ -7,8 +7,9 @@ them) is scored by its per-token cross-entropy on the problem's whole dev
 split, without label smoothing, read and batched as the trainer's evaluation
 reads it (`evaluation.dev_dataset_fn`). The K lowest are averaged (ties: the
 later step) into a model directory like any other average. Losses are kept in
-the model directory (`dev_loss_cache`), so a later run scores only the
-checkpoints saved since. A trainer may be writing the model directory: only
+the model directory (`dev_loss_cache`) with each checkpoint's index, so a later
+run scores only the checkpoints saved since (or saved again under an old name,
+by a run retrained in the same directory). A trainer may be writing the model directory: only
 listed checkpoints are read, and a checkpoint it deletes meanwhile makes the
 choice start again from the checkpoints listed then.
 """
@@ -25,7 +26,8 @@ from t2t_lite.checkpoints import CheckpointGone, checkpoint_step
 from t2t_lite.data import datagen
 from t2t_lite.data.integrity import data_loss_error
 from t2t_lite.errors import T2TError
-from t2t_lite.train.dev_loss_cache import CACHE_FILE, DevLossCache, dev_data_identity
+from t2t_lite.train.dev_loss_cache import (CACHE_FILE, DevLossCache, checkpoint_identity,
+                                           dev_data_identity)
 from t2t_lite.train.evaluation import Evaluator, dev_dataset_fn
 
 
@@ -95,21 +97,26 @@ def _candidates(model_dir: str, k: int, candidates: int,
 
 def score(model_dir: str, paths: List[str], cache: DevLossCache, scorer: DevLossScorer,
           log: Callable[[str], None]) -> Dict[str, float]:
-    """{path: dev loss} of the checkpoint prefixes `paths`, from `cache` or computed
-    (and added to it), one line each.
+    """{path: dev loss} of the checkpoint prefixes `paths`, from `cache` (a loss of
+    the same name and index, `checkpoint_identity`) or computed (and added to it),
+    one line each.
 
     Raises:
-      CheckpointGone: a checkpoint was deleted before or while it was read.
+      CheckpointGone: a checkpoint was deleted (or rewritten) before or while it was
+        read.
     """
     listed = [os.path.basename(p) for p in checkpoints.list_checkpoints(model_dir)]
     losses = {}
     for path in paths:
         name = os.path.basename(path)
-        loss = cache.get(name)
+        identity = checkpoint_identity(path)
+        loss = cache.get(name, identity)
         if loss is None:
             start = time.time()
             loss = scorer(path)
-            cache.put(name, loss, listed)
+            if checkpoint_identity(path) != identity:  # not the weights that were scored
+                raise CheckpointGone(f"Checkpoint {path} was rewritten while it was read.")
+            cache.put(name, identity, loss, listed)
             how = f"[{time.time() - start:.1f} s]"
         else:
             how = f"(from {CACHE_FILE})"

@@ -1,14 +1,22 @@
 """Dev losses of a model directory's checkpoints, kept between runs in `M/dev_losses.json`.
 
     {"dev_data": {"problem", "vocab_sha256", "shards", "shard_sha256"},
-     "losses": {"ckpt-1200": 2.3456, ...}}
+     "losses": {"ckpt-1200": 2.3456, ...},
+     "index_sha256": {"ckpt-1200": "9f2c...", ...}}
 
 A loss is only valid for the dev data it was computed on: `dev_data` names that
 data by what t2t-datagen recorded of it (the vocabulary's and each dev shard's
-SHA-256), and a cache of other dev data is discarded whole. Checkpoints are
-keyed by name: a trainer never rewrites a listed checkpoint. The file is
-replaced atomically after each new loss, so a killed run keeps what it computed
-and a reader never sees it half-written.
+SHA-256), and a cache of other dev data is discarded whole. A loss is also only
+valid for the weights it was computed on: each is kept with the SHA-256 of its
+checkpoint's index file (`checkpoint_identity`), and used only while the
+checkpoint of that name has the same index. A trainer never rewrites a listed
+checkpoint, but a user may delete a run's checkpoints and train again in the
+same directory: the new `ckpt-N` has another index (it holds each tensor's
+CRC32C), and is scored again. A copy of the directory keeps its index, and its
+losses. Losses recorded without an index (an older t2t-lite) are scored again.
+
+The file is replaced atomically after each new loss, so a killed run keeps what
+it computed and a reader never sees it half-written.
 """
 
 import json
@@ -16,11 +24,27 @@ import os
 from typing import Any, Callable, Dict, Iterable, Optional
 
 from t2t_lite import atomic
+from t2t_lite.checkpoints import CheckpointGone
 from t2t_lite.data import datagen
 from t2t_lite.data.integrity import check_shards, file_sha256
 from t2t_lite.errors import T2TError
 
 CACHE_FILE = "dev_losses.json"
+
+
+def checkpoint_identity(prefix: str) -> str:
+    """What identifies the weights of the checkpoint `prefix`: its index file's SHA-256.
+
+    The index records each tensor's shape, place in the data files and the CRC32C
+    of its bytes, so other weights saved under the same name give another.
+
+    Raises:
+      CheckpointGone: the index is gone (the checkpoint was deleted).
+    """
+    try:
+        return file_sha256(prefix + ".index")
+    except FileNotFoundError:
+        raise CheckpointGone(f"Checkpoint {prefix} does not exist (no {prefix}.index).") from None
 
 
 def dev_data_identity(data_dir: str, problem_name: str, vocab_file: str) -> Dict[str, Any]:
@@ -70,46 +94,59 @@ class DevLossCache:
         self.path = os.path.join(model_dir, CACHE_FILE)
         self.dev_data = dev_data
         self.log = log
-        self.losses = self._read()
+        self.losses: Dict[str, float] = {}
+        self.identities: Dict[str, str] = {}  # name -> `checkpoint_identity` scored
+        self._read()
         self._writable = True
 
-    def _read(self) -> Dict[str, float]:
+    def _read(self) -> None:
+        """Loads the file's losses that hold for `dev_data`, each with its identity."""
         if not os.path.exists(self.path):
-            return {}
+            return
         try:
             with open(self.path, encoding="utf-8") as f:
                 saved = json.load(f)
         except (OSError, ValueError) as e:
             self.log(f"{self.path} is unreadable ({e}): evaluating every checkpoint again.")
-            return {}
+            return
         losses = saved.get("losses") if isinstance(saved, dict) else None
-        if not isinstance(losses, dict) or not all(
+        identities = saved.get("index_sha256", {}) if isinstance(saved, dict) else None
+        if not isinstance(losses, dict) or not isinstance(identities, dict) or not all(
                 isinstance(v, (int, float)) for v in losses.values()):
             self.log(f"{self.path} is not a dev-loss cache: evaluating every checkpoint again.")
-            return {}
+            return
         if saved.get("dev_data") != self.dev_data:
             self.log(f"{self.path} holds losses on other dev data: evaluating every "
                      "checkpoint again.")
-            return {}
-        return {name: float(loss) for name, loss in losses.items()}
+            return
+        known = [name for name in losses if isinstance(identities.get(name), str)]
+        if len(known) < len(losses):
+            self.log(f"{self.path} holds {len(losses) - len(known)} loss(es) without their "
+                     "checkpoint's index (an older t2t-lite): evaluating those again.")
+        self.losses = {name: float(losses[name]) for name in known}
+        self.identities = {name: identities[name] for name in known}
 
-    def get(self, name: str) -> Optional[float]:
-        """The cached loss of checkpoint `name` ("ckpt-N"), or None."""
-        return self.losses.get(name)
+    def get(self, name: str, identity: str) -> Optional[float]:
+        """The cached loss of checkpoint `name` ("ckpt-N") if it was computed on the
+        checkpoint of this `identity` (`checkpoint_identity`), else None."""
+        return self.losses.get(name) if self.identities.get(name) == identity else None
 
-    def put(self, name: str, loss: float, listed: Iterable[str]) -> None:
-        """Records `loss` for checkpoint `name` and rewrites the file, keeping the
-        checkpoints `listed` only (the others were deleted by the trainer).
+    def put(self, name: str, identity: str, loss: float, listed: Iterable[str]) -> None:
+        """Records `loss` for checkpoint `name` of `identity` (`checkpoint_identity`) and
+        rewrites the file, keeping the checkpoints `listed` only (the others were
+        deleted by the trainer).
 
         A model directory this process cannot write (another user's run) only
         loses the cache: one line says so, and the losses stay in memory.
         """
         keep = set(listed) | {name}
         self.losses = {n: v for n, v in self.losses.items() if n in keep}
-        self.losses[name] = loss
+        self.identities = {n: v for n, v in self.identities.items() if n in keep}
+        self.losses[name], self.identities[name] = loss, identity
         if not self._writable:
             return
-        text = json.dumps({"dev_data": self.dev_data, "losses": self.losses}, indent=2)
+        text = json.dumps({"dev_data": self.dev_data, "losses": self.losses,
+                           "index_sha256": self.identities}, indent=2)
         try:
             atomic.write_text(self.path, text + "\n")
         except OSError as e:
