@@ -23,7 +23,8 @@ PROG = "t2t-avg-checkpoints"
 SELECT_RULES = ("last", "best_dev_loss")  # --select
 
 
-def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
+    """The program's flags (also read by the docs' generated reference)."""
     p = cli.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
     p.add_argument("--output_dir", help="model directory written by t2t-trainer")
     p.add_argument("--num_last_checkpoints", type=int, default=5,
@@ -40,6 +41,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--candidates", type=int, default=0,
                    help="--select=best_dev_loss: score only the last N checkpoints (0: all)")
     problem_flags.add_usr_dir_flag(p)
+    return p
+
+
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+    p = build_parser()
     args = p.parse_args(argv)
     cli.require(p, args, ["output_dir", "avg_dir"])
     return args

@@ -16,7 +16,8 @@ from typing import List, Optional
 from t2t_lite.bin import cli, problem_flags
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The program's flags (also read by the docs' generated reference)."""
     parser = cli.ArgumentParser(
         prog="t2t-datagen",
         description="Learn a problem's subword vocabulary and write its encoded "
@@ -41,9 +42,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_args(argv=None) -> argparse.Namespace:
+    return build_parser().parse_args(argv)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Runs t2t-datagen with `argv` (default: sys.argv[1:]); returns the exit code."""
-    args = _parser().parse_args(argv)
+    args = parse_args(argv)
 
     def run() -> int:
         from t2t_lite.data.datagen import generate_data, verify_data

@@ -30,7 +30,8 @@ from t2t_lite.parsing.evalb_report import evaluate_files, format_report
 PROG = "t2t-evalb"
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The program's flags (also read by the docs' generated reference)."""
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Evaluate bracketing in TEST against GOLD (EVALB-compatible): recall, "
@@ -49,9 +50,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_args(argv=None) -> argparse.Namespace:
+    return build_parser().parse_args(argv)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Runs t2t-evalb; returns the exit code (0 ok, 1 user error, 2 bad usage)."""
-    args = _parser().parse_args(argv)
+    args = parse_args(argv)
     try:
         params = read_params(args.prm) if args.prm else COLLINS_PARAMS
         overrides = {}

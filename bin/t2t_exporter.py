@@ -22,7 +22,8 @@ from typing import List, Optional
 from t2t_lite.bin import cli, problem_flags
 
 
-def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
+    """The program's flags (also read by the docs' generated reference)."""
     p = cli.ArgumentParser(prog="t2t-exporter", description=__doc__.split("\n")[0])
     p.add_argument("--output_dir", help="model directory written by t2t-trainer")
     p.add_argument("--format", choices=["saved_model", "ctranslate2"], default="saved_model",
@@ -39,6 +40,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--checkpoint_average", type=int, default=1,
                    help="average the last N checkpoints (up to --checkpoint_path)")
     problem_flags.add_usr_dir_flag(p)
+    return p
+
+
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+    p = build_parser()
     args = p.parse_args(argv)
     cli.require(p, args, ["output_dir", "export_dir"])
     if args.quantization is not None and args.format != "ctranslate2":

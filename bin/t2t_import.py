@@ -16,7 +16,8 @@ from typing import List, Optional
 from t2t_lite.bin import cli
 
 
-def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
+    """The program's flags (also read by the docs' generated reference)."""
     p = cli.ArgumentParser(prog="t2t-import", description=__doc__.split("\n")[0])
     p.add_argument("--t2t_output_dir", help="tensor2tensor's model directory (t2t-trainer "
                    "--output_dir)")
@@ -28,6 +29,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                    help="import the newest N checkpoints (to average them)")
     p.add_argument("--target_space_id", type=int, default=None,
                    help="the problem's target space id (t2t's problem_hparams; default 0)")
+    return p
+
+
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+    p = build_parser()
     args = p.parse_args(argv)
     cli.require(p, args, ["t2t_output_dir", "t2t_data_dir", "output_dir"])
     return args

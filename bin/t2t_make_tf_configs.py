@@ -18,11 +18,17 @@ from typing import List, Optional
 from t2t_lite.bin import cli
 
 
-def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
+    """The program's flags (also read by the docs' generated reference)."""
     p = cli.ArgumentParser(prog="t2t-make-tf-configs", description=__doc__.split("\n")[0])
     p.add_argument("--workers", required=True, help="host:port of each worker, comma-separated")
     p.add_argument("--format", default="export", choices=["export", "json"],
                    help="export: shell `export TF_CONFIG=...` lines; json: the values alone")
+    return p
+
+
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+    p = build_parser()
     return p.parse_args(argv)
 
 

@@ -21,7 +21,8 @@ from typing import List, Optional
 from t2t_lite.bin import cli, problem_flags
 
 
-def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
+    """The program's flags (also read by the docs' generated reference)."""
     p = cli.ArgumentParser(prog="t2t-trainer", description=__doc__.split("\n")[0])
     p.add_argument("--problem", help="registered problem name (see --registry_help); default: "
                                      "the one problem with data in --data_dir")
@@ -68,6 +69,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                    help="list registered problems and hparams sets, then exit")
     problem_flags.add_usr_dir_flag(p)
     problem_flags.add_files_flags(p)
+    return p
+
+
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+    p = build_parser()
     args = p.parse_args(argv)
     if not args.registry_help:
         cli.require(p, args, ["data_dir", "output_dir"] +

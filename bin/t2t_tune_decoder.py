@@ -26,7 +26,8 @@ from t2t_lite.bin import cli, problem_flags
 PROG = "t2t-tune-decoder"
 
 
-def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
+    """The program's flags (also read by the docs' generated reference)."""
     p = cli.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
     p.add_argument("--output_dir", required=True, help="model directory written by t2t-trainer")
     p.add_argument("--checkpoint_path", help="a ckpt-N prefix (default: the latest)")
@@ -47,6 +48,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                    help="as t2t-decoder's")
     p.add_argument("--jit_compile", action="store_true", help="as t2t-decoder's")
     problem_flags.add_usr_dir_flag(p)
+    return p
+
+
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+    p = build_parser()
     return p.parse_args(argv)
 
 
