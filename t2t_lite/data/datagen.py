@@ -117,8 +117,9 @@ def own_temporary(problem_name: str) -> "re.Pattern":
     """
     name, split = re.escape(problem_name), "(?:" + "|".join(SPLITS) + ")"
     own = [rf"{name}-{split}-\d+-of-\d+",
-           # Not "subwords": problem "P-dev"'s t2t vocabulary is named "P-dev.subwords".
-           rf"{name}-{split}\.(?!subwords$)\w+",
+           # A suffix without a dot (e.g. "trees", "pt-BR"), and not "subwords": problem
+           # "P-dev"'s metadata, vocabularies and t2t vocabulary are "P-dev.<more>".
+           rf"{name}-{split}\.(?!subwords$)[^.]+",
            rf"{name}\.datagen\.json", rf"{name}\.sp\d+\.(?:model|vocab)", rf"{name}\.subwords",
            rf"{re.escape(STATE_PREFIX)}{name}-{split}\.(?:json|chunk-\d+)"]
     return re.compile(re.escape(TMP_PREFIX) + "(?:" + "|".join(own) + ")")

@@ -8,9 +8,10 @@ import os
 from t2t_lite.data import datagen
 from t2t_lite.problems.translate_numbers import TranslateEndeNumbers
 
-# The temporary files a run of a problem P writes: shards, a text file, the metadata,
+# The temporary files a run of a problem P writes: shards, text files, the metadata,
 # the vocabulary (SentencePiece or t2t), a split's resumable state and chunk.
 TEMPORARY = [".incomplete.{}-train-00003-of-00100", ".incomplete.{}-test.trees",
+             ".incomplete.{}-dev.pt-BR",
              ".incomplete.{}.datagen.json", ".incomplete.{}.sp37000.model",
              ".incomplete.{}.sp37000.vocab", ".incomplete.{}.subwords",
              ".incomplete..partial.{}-train.json", ".incomplete..partial.{}-train.chunk-00002"]
@@ -30,13 +31,15 @@ def test_only_the_problems_own_temporary_files_are_removed(tmp_path):
     others = ([n.format(p) for p in ("translate_ende_multi30k", "translate_endefr")
                for n in TEMPORARY + COMPLETE]
               + [n.format("translate_ende") for n in COMPLETE]
-              # problem "translate_ende-dev"'s t2t vocabulary, not a dev text file
-              + [".incomplete.translate_ende-dev.subwords"])
+              # problem "translate_ende-dev"'s, not translate_ende's dev text files
+              + [".incomplete.translate_ende-dev.subwords",
+                 ".incomplete.translate_ende-dev.datagen.json",
+                 ".incomplete.translate_ende-dev.sp300.model"])
     make_files(tmp_path, own + others)
     log = []
     datagen._remove_leftovers(str(tmp_path), "translate_ende", log.append)
     assert sorted(os.listdir(tmp_path)) == sorted(others)
-    assert log == ["  removed 8 incomplete file(s) left by an interrupted run"]
+    assert log == ["  removed 9 incomplete file(s) left by an interrupted run"]
 
 
 class PrefixOfMulti30k(TranslateEndeNumbers):
