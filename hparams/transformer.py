@@ -105,6 +105,33 @@ def transformer_multi30k_v2() -> HParams:
 
 
 @registry.register_hparams
+def transformer_multi30k_wu2021() -> HParams:
+    """Wu et al. 2021's text-only Multi30k Transformer, with their training recipe.
+
+    Zhiyong Wu et al., "Good for Misconceived Reasons: An Empirical Revisiting on the
+    Need for Visual Context in Multimodal Machine Translation" (ACL 2021), whose
+    scripts train fairseq's `transformer_tiny` on 2 GPUs with `--max-tokens 4096`:
+    d_model 128, d_ff 256, 4 heads, 4+4 layers, post-norm, all embeddings shared,
+    dropout 0.3 (residual and embedding dropout only), label smoothing 0.1, Adam
+    (0.9, 0.98, eps 1e-8), gradient clipping at norm 25 (fairseq's default then),
+    fairseq's `inverse_sqrt` rate with peak 5e-3 after 2,000 warm-up updates (t2t's
+    `constant*linear_warmup*rsqrt_normalized_decay`: the same rate at every step,
+    `tests/train/test_schedule.py`), at most 8,000 updates of about 8k tokens
+    (`batch_size=8192`: like fairseq's --max-tokens, padded max(source, target)
+    tokens per batch). fairseq's positions are sines then cosines, t2t's layout.
+    They averaged the last 10 epoch checkpoints and decoded with beam 5, length
+    penalty 1.0 (`--decode_hparams=beam_size=5,alpha=1.0,length_penalty=fairseq`).
+    """
+    return transformer_multi30k().replace(
+        hidden_size=128, filter_size=256, num_heads=4, num_hidden_layers=4,
+        timing_signal="tensor2tensor", layer_prepostprocess_dropout=0.3,
+        optimizer_adam_epsilon=1e-8, clip_grad_norm=25.0,
+        learning_rate_schedule="constant*linear_warmup*rsqrt_normalized_decay",
+        learning_rate_constant=0.005, learning_rate_warmup_steps=2000,
+        batch_size=8192, train_steps=8000)
+
+
+@registry.register_hparams
 def transformer_parsing_tiny() -> HParams:
     """A CPU set for parsing_wsj on the NLTK treebank sample (3,396 trees): d_model=256, 2+2 layers.
 

@@ -109,7 +109,7 @@ def train(args_list: List[str], log_path: str) -> float:
     return time.time() - start
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--pretrained", required=True, help="a Multi30k model directory")
     p.add_argument("--shared_data", default="../shared/data")
@@ -124,7 +124,11 @@ def main(argv: Optional[List[str]] = None) -> None:
                         "(0: not run)")
     p.add_argument("--skip_scratch", action="store_true",
                    help="do not train the news-only model from scratch")
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    args = parse_args(argv)
     os.makedirs(args.work_dir, exist_ok=True)
     log_path = os.path.join(args.work_dir, "log.txt")
     pretrained = os.path.abspath(args.pretrained)

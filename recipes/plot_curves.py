@@ -16,7 +16,7 @@ import json
 import os
 import sys
 from collections import defaultdict
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -45,12 +45,16 @@ def read_scalars(events_dir: str) -> Tuple[Series, float]:
     return series, first
 
 
-def main() -> int:
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--output_dir", required=True, help="model directory written by t2t-trainer")
     p.add_argument("--png", required=True, help="where to write the figure")
     p.add_argument("--results", help="results.json of recipes/multi30k_ende.py")
-    args = p.parse_args()
+    return p.parse_args(argv)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = parse_args(argv)
     train, start = read_scalars(os.path.join(args.output_dir, "train"))
     dev, _ = read_scalars(os.path.join(args.output_dir, "eval"))
 

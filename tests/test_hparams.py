@@ -142,6 +142,23 @@ def test_multi30k_set_is_pinned():
         "learning_rate_warmup_steps": 1000, "train_steps": 8000}
 
 
+def test_wu2021_set_is_pinned():
+    """Wu et al. 2021's recipe (fairseq transformer_tiny) as differences from the CPU set."""
+    assert differences("transformer_multi30k_wu2021", "transformer_multi30k") == {
+        "hidden_size": 128, "filter_size": 256, "num_hidden_layers": 4,
+        "timing_signal": "tensor2tensor", "optimizer_adam_epsilon": 1e-8,
+        "clip_grad_norm": 25.0,
+        "learning_rate_schedule": "constant*linear_warmup*rsqrt_normalized_decay",
+        "learning_rate_constant": 0.005, "learning_rate_warmup_steps": 2000,
+        "batch_size": 8192}
+    hp = registry.hparams("transformer_multi30k_wu2021")
+    assert (hp.num_heads, hp.layer_prepostprocess_dropout, hp.attention_dropout, hp.relu_dropout,
+            hp.label_smoothing, hp.layer_preprocess_sequence, hp.layer_postprocess_sequence,
+            hp.shared_embedding, hp.shared_embedding_and_softmax_weights, hp.tokens_per_step,
+            hp.optimizer_adam_beta1, hp.optimizer_adam_beta2, hp.train_steps) == (
+        4, 0.3, 0.0, 0.0, 0.1, "", "dan", True, True, 0, 0.9, 0.98, 8000)
+
+
 def test_multi30k_v2_set_is_pinned():
     """Issue 44's recipe set differs from `transformer_multi30k` by its layer dropout only."""
     assert differences("transformer_multi30k_v2", "transformer_multi30k") == {

@@ -28,6 +28,14 @@ def warmup_rsqrt(constant, w, d=None):
                       * (d ** -0.5 if d else 1.0))
 
 
+def fairseq_inverse_sqrt(lr, warmup_updates):
+    """fairseq's `--lr-scheduler inverse_sqrt` (warmup_init_lr 0, its default), at the
+    number of updates already applied: linear from 0 to `lr` over the warm-up, then
+    lr * sqrt(warmup_updates / updates)."""
+    return lambda s: (s * lr / warmup_updates if s < warmup_updates
+                      else lr * warmup_updates ** 0.5 * s ** -0.5)
+
+
 # Every registered set: its rate in t2t's terms, with its constants typed here.
 PAPER_BASE = legacy_noam(0.1, 512, 4000)
 EXPECTED = {
@@ -44,6 +52,7 @@ EXPECTED = {
     "transformer_tiny": legacy_noam(0.05, 128, 1000),
     "transformer_multi30k": legacy_noam(0.1, 256, 1000),
     "transformer_multi30k_v2": legacy_noam(0.1, 256, 1000),
+    "transformer_multi30k_wu2021": fairseq_inverse_sqrt(0.005, 2000),
     "transformer_parsing_tiny": legacy_noam(0.07, 256, 400),
     "transformer_table3_c_dmodel256": legacy_noam(0.1, 256, 4000),
     "transformer_table3_c_dmodel1024": legacy_noam(0.1, 1024, 4000),
@@ -56,7 +65,17 @@ WARMUP = {"transformer_base_v2": 8000, "transformer_base_v3": 8000,
           "transformer_base_single_gpu": 16000, "transformer_big_single_gpu": 16000,
           "transformer_big_enfr": 8000, "transformer_small": 2000, "transformer_tiny": 1000,
           "transformer_multi30k": 1000, "transformer_multi30k_v2": 1000,
-          "transformer_parsing_tiny": 400}
+          "transformer_multi30k_wu2021": 2000, "transformer_parsing_tiny": 400}
+
+
+def test_wu2021_rate_is_fairseqs_inverse_sqrt_within_1e_7():
+    """Every step of the 8,000 updates, against fairseq's formula written out above."""
+    steps = list(range(0, 8001))
+    got = rates(T2TSchedule.from_hparams(registry.hparams("transformer_multi30k_wu2021")),
+                steps)
+    expected = [fairseq_inverse_sqrt(0.005, 2000)(s) for s in steps]
+    assert max(abs(g - e) for g, e in zip(got, expected)) < 1e-7
+    assert got[2000] == pytest.approx(0.005, rel=1e-6) and got[0] == 0.0
 
 
 def rates(schedule, steps):
