@@ -60,7 +60,9 @@ def parse_json(body: bytes) -> Any:
     """The request body's JSON value.
 
     Raises:
-      ApiError: 400 for bytes that are not UTF-8 or not JSON.
+      ApiError: 400 for bytes that are not UTF-8 or not JSON, or JSON nested deeper than
+        Python's parser recurses (about 1,000 arrays or objects; a body under the size
+        limit can nest far deeper).
     """
     try:
         text = body.decode("utf-8")
@@ -72,6 +74,8 @@ def parse_json(body: bytes) -> Any:
     except json.JSONDecodeError as e:
         raise bad_request(f"The request body is not JSON: {e.msg} at line {e.lineno} "
                           f"column {e.colno}.") from None
+    except RecursionError:
+        raise bad_request("The request body nests arrays or objects too deeply.") from None
 
 
 def _object(value: Any, keys: Sequence[str]) -> dict:

@@ -6,7 +6,9 @@ and that the server still answers a good request afterwards.
 """
 
 import concurrent.futures
+import logging
 import re
+import time
 
 import pytest
 
@@ -130,6 +132,8 @@ ERRORS = [  # (path, raw body, status, code, message pattern)
     ("/v1/translate", b'[1, 2]', 400, "bad_request", "Expected a JSON object, got an array"),
     ("/v1/translate", b'{"inputs": ["ok \\ud800"]}', 400, "bad_request",
      r"inputs\[0\] holds a lone surrogate \(U\+D800\)"),
+    ("/v1/translate", b'{"inputs": %s"a"%s}' % (b"[" * 5_000, b"]" * 5_000), 400,
+     "bad_request", r"^The request body nests arrays or objects too deeply\.$"),
     ("/v1/translate", b'{"inputs": ["a"], "deadline_ms": -5}', 400, "bad_request",
      "deadline_ms must be a positive number"),
     ("/v1/translate", b'{"inputs": ["%s"]}' % (b"x" * 10_001), 422, "too_large",
@@ -199,3 +203,28 @@ def test_metrics(server, expected):
     assert delta("t2t_server_compute_seconds_count") == delta("t2t_server_batch_sentences_count")
     assert metric(after, 't2t_server_model_version{model="ende"}') == 3
     assert metric(after, "t2t_server_queue_depth") == 0
+
+
+def test_json_nested_too_deeply_is_a_400_and_one_log_line(server, expected, caplog):
+    """Python's JSON parser recurses once per array: 30,000 of them (within the body
+    limit) raise RecursionError, which is the client's mistake, not the server's."""
+    with caplog.at_level(logging.INFO):
+        status, _, body = http(server.url + "/v1/translate", raw=b"[" * 30_000)
+        assert wait_for_log(caplog, '"POST /v1/translate HTTP/1.1"')
+    assert (status, body) == (400, {"error": {
+        "code": "bad_request", "message": "The request body nests arrays or objects too "
+                                          "deeply."}})
+    lines = caplog.records  # this request's alone: nothing else runs meanwhile
+    assert [(r.name, r.exc_info) for r in lines] == [("aiohttp.access", None)]
+    assert "\n" not in lines[0].getMessage()
+    assert_still_serving(server, expected)
+
+
+def wait_for_log(caplog, text: str, timeout_s: float = 30) -> bool:
+    """Waits for a log line holding `text` (the access log's comes after the answer)."""
+    deadline = time.monotonic() + timeout_s
+    while not any(text in r.getMessage() for r in caplog.records):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
