@@ -7,8 +7,9 @@
 Serves t2t-server's API (POST /v1/translate), TF Serving's REST predict API
 (POST /v1/models/NAME:predict), /healthz, /readyz and /metrics (Prometheus).
 Each output is what t2t-decoder writes for that line with the same flags.
-SIGTERM (or Ctrl-C) stops accepting, answers what was received within
---drain_timeout_s, and exits.
+SIGTERM (or Ctrl-C) stops accepting at once, answers what was received within
+--drain_timeout_s (a version --watch is loading is waited for as long, then
+abandoned), and exits.
 
 `--engine=ctranslate2 [--quantization=int8]` translates with CTranslate2 (the
 model converted once into a cache, as t2t-decoder's --engine=ctranslate2 does),
@@ -17,9 +18,10 @@ of the cores; the decode options it maps are named in one line at start-up.
 
 `--export_dir=E` serves the newest SavedModel version under E (t2t-exporter's;
 its decode settings fixed at export) instead of a model directory.
-`--watch` switches to a newer checkpoint (or export version) once it is
-complete, loaded and warmed up, every --watch_interval_s; each request is
-answered by the version served when it was received.
+`--watch` serves the highest complete checkpoint (or export version), looked
+for every --watch_interval_s: a newer one once it is loaded and warmed up, a
+lower one once the served one is gone (a rollback); each request is answered
+by the version served when it was received.
 """
 
 import argparse
@@ -42,8 +44,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--checkpoint_average", type=int,
                    help="average the last N checkpoints on the fly (default 1)")
     p.add_argument("--watch", action="store_true",
-                   help="switch to a newer checkpoint (or export version) once it is complete, "
-                        "loaded and warmed up")
+                   help="serve the highest complete checkpoint (or export version): switch "
+                        "to it once it is loaded and warmed up")
     p.add_argument("--watch_interval_s", type=float, default=5.0,
                    help="with --watch: seconds between two looks for a newer version")
     p.add_argument("--decode_hparams", default="",
@@ -141,17 +143,17 @@ def run(args: argparse.Namespace) -> int:
 
     from t2t_lite.serve.app import ServerState
     load = _loader(args, workers)
-    engine = load()
+    # The state holds the first engine alone: a --watch switch frees it.
+    state = ServerState.create(load(), config)
     if args.engine == "ctranslate2":
-        print(f"t2t-server: note: {engine.notice}", file=sys.stderr, flush=True)
+        print(f"t2t-server: note: {state.engine.notice}", file=sys.stderr, flush=True)
     watcher = None
     if args.watch:
         from t2t_lite.serve import watch
         source = (watch.export_source(args.export_dir) if args.export_dir else
                   watch.checkpoint_source(args.output_dir, args.checkpoint_average))
         watcher = watch.Watcher(source, load, config.model_name, args.watch_interval_s)
-    return asyncio.run(_serve(ServerState.create(engine, config), args.host, args.port,
-                              watcher))
+    return asyncio.run(_serve(state, args.host, args.port, watcher))
 
 
 def _loader(args: argparse.Namespace, workers: int):

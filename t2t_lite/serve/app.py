@@ -82,8 +82,12 @@ class ServerState:
 
     def switch(self, engine) -> None:
         """Serves the (loaded, warmed-up) `engine` to the requests received from now on;
-        call it on the event loop's thread, where the handlers take their engine."""
+        call it on the event loop's thread, where the handlers take their engine.
+
+        The old engine is no longer referenced here, nor as the batcher's default
+        `translate`: it is freed once the last batch and request using it finish."""
         self.engine = engine
+        self.batcher.translate = engine.translate
         self.metrics.version.set(engine.version)
 
     def check_ready(self, draining_too: bool = True) -> None:

@@ -77,7 +77,8 @@ class Batcher:
     """One queue of sentences and `workers` threads translating batches of them.
 
     Args:
-      translate: texts -> one result per text, in order (called on a worker thread).
+      translate: texts -> one result per text, in order (called on a worker thread): the
+        default of `submit`, an attribute a server replaces when it switches versions.
       max_sentences: rows per batch.
       max_tokens: rows x longest row per batch (a longer sentence goes alone).
       timeout_s: how long the oldest sentence waits for a fuller batch.
@@ -190,6 +191,9 @@ class Batcher:
                 if batch is None:
                     return
             self._run(batch)
+            # Not kept while waiting for the next one: its items hold their `translate`,
+            # and so the engine of a version the server switched away from.
+            del batch
 
     def _next_batch(self) -> Optional[List[_Item]]:
         """Waits (holding the condition) for a due batch; None once stopped."""
@@ -203,6 +207,9 @@ class Batcher:
                     self._pending = [i for i in self._pending if id(i) not in chosen]
                     self.observer.queue_depth(len(self._pending))
                     return batch
+                # Not kept while waiting: another worker may take these sentences, and
+                # their `translate` holds the engine of a version switched away from.
+                del batch
                 self._cond.wait(wait)
             else:
                 self._cond.wait()

@@ -10,7 +10,9 @@ answered as their batches finish (queued sentences go into batches at once),
 for at most `drain_timeout_s`; whatever is left then is cancelled.
 
 With a `watch.Watcher` (t2t-server --watch), once ready the server also
-switches to newer versions of its model as they appear (`watch.watch`).
+switches to the highest version of its model as it appears (`watch.watch`).
+`stop` starts the draining at once, even while a version loads: that load is
+awaited within the same `drain_timeout_s`, then abandoned (`watch.stop_watching`).
 """
 
 import asyncio
@@ -21,7 +23,7 @@ from aiohttp import web
 
 from t2t_lite.errors import T2TError
 from t2t_lite.serve.app import ServerState, make_app
-from t2t_lite.serve.watch import Watcher, watch
+from t2t_lite.serve.watch import Watcher, stop_watching, watch
 
 LOG = logging.getLogger("t2t_lite.serve")
 # One line per request: client, request line, status, bytes, seconds.
@@ -71,16 +73,22 @@ async def serve(state: ServerState, host: str, port: int, stop: asyncio.Event,
             await stopped
         stopped.cancel()
     finally:
-        await shutdown(state, runner)
+        await shutdown(state, runner, watcher)
     return code
 
 
-async def shutdown(state: ServerState, runner: web.AppRunner) -> None:
-    """Stops accepting, answers what was received within drain_timeout_s, stops the workers."""
+async def shutdown(state: ServerState, runner: web.AppRunner,
+                   watcher: Optional[Watcher] = None) -> None:
+    """Stops accepting, answers what was received within drain_timeout_s (and waits as
+    long for a version `watcher` is loading), stops the workers."""
     state.draining = True
     state.batcher.flush()
     LOG.info("draining: up to %.0f s for %d queued sentences", state.config.drain_timeout_s,
              state.batcher.depth())
-    await runner.cleanup()  # closes the socket, waits for the handlers, cancels the late ones
+    # runner.cleanup closes the socket, waits for the handlers, cancels the late ones.
+    waits = [runner.cleanup()]
+    if watcher is not None:
+        waits.append(stop_watching(watcher, state.config.drain_timeout_s))
+    await asyncio.gather(*waits)
     await asyncio.get_running_loop().run_in_executor(None, state.batcher.stop)
     LOG.info("stopped")

@@ -142,10 +142,20 @@ class RunningServer:
         assert self._ready_log.ready.wait(120), "the server did not become ready"
 
     def stop(self) -> None:
+        self.request_stop()
+        assert self.join(60), "the server did not stop"
+
+    def request_stop(self) -> None:
+        """Sets the server's `stop` (as t2t-server's SIGTERM handler does); returns at once."""
         self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(60)
+
+    def join(self, timeout_s: float) -> bool:
+        """Waits up to `timeout_s` for `serve` to return; True if it did."""
+        self._thread.join(timeout_s)
+        if self._thread.is_alive():
+            return False
         logging.getLogger("t2t_lite.serve").removeHandler(self._ready_log)
-        assert not self._thread.is_alive()
+        return True
 
 
 def http(url: str, body: Any = None, method: Optional[str] = None,
