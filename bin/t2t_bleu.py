@@ -1,14 +1,17 @@
 """t2t-bleu: corpus BLEU of a translation file against a reference file.
 
     t2t-bleu --translation=out.de --reference=newstest2014.de [--tokenize=intl] [--lowercase]
+    t2t-bleu --translation=out.ja --reference=test.ja --target_lang=ja
     t2t-bleu --translation=out.de --reference=test.de --moses_lang=de --lowercase
 
 Prints sacreBLEU's score line with its signature, e.g.
 `BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0 = 27.31 58.9/33.0/...`,
-the same line as `sacrebleu REF -i HYP -f text -w 2`. `--moses_lang=LANG` scores
-Moses-tokenized text instead (both sides tokenized as tokenizer.perl -l LANG
--no-escape does, then sacreBLEU with tok:none): the convention of papers scored
-with multi-bleu.perl or fairseq (`t2t_lite.metrics.moses`).
+the same line as `sacrebleu REF -i HYP -f text -w 2`. `--target_lang=LANG` picks
+the tokenizer t2t-decoder and dev evaluation use for that target language (`zh`,
+`ja-mecab`, `ko-mecab`, else `13a`: `t2t_lite.metrics.bleu.language_tokenizer`).
+`--moses_lang=LANG` scores Moses-tokenized text instead (both sides tokenized as
+tokenizer.perl -l LANG -no-escape does, then sacreBLEU with tok:none): the
+convention of papers scored with multi-bleu.perl or fairseq (`t2t_lite.metrics.moses`).
 """
 
 import argparse
@@ -16,7 +19,7 @@ import sys
 from typing import List, Optional
 
 from t2t_lite.bin import cli
-from t2t_lite.metrics.bleu import TOKENIZERS, corpus_bleu
+from t2t_lite.metrics.bleu import DEFAULT_TOKENIZER, TOKENIZERS, corpus_bleu, language_tokenizer
 from t2t_lite.metrics.moses import moses_bleu
 from t2t_lite.textio import read_lines
 
@@ -29,9 +32,12 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                         help="system output, one detokenized sentence per line")
     parser.add_argument("--reference", required=True,
                         help="reference translation, same number of lines")
-    parser.add_argument("--tokenize", default="13a",
+    parser.add_argument("--tokenize", default=None,
                         help=f"sacreBLEU tokenizer (default 13a; 'intl' as in tensor2tensor's "
                              f"bleu_hook); one of {', '.join(TOKENIZERS)}")
+    parser.add_argument("--target_lang", default="",
+                        help="the reference's language (e.g. ja): its tokenizer, as t2t-decoder "
+                             "scores it (zh, ja-mecab, ko-mecab, else 13a)")
     parser.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU")
     parser.add_argument("--moses_lang", default="",
                         help="score Moses-tokenized text of this language (e.g. de) instead "
@@ -45,14 +51,24 @@ def run(args: argparse.Namespace) -> int:
     translation = read_lines(args.translation, strip="trailing_whitespace")
     reference = read_lines(args.reference, strip="trailing_whitespace")
     if args.moses_lang:
-        if args.tokenize != "13a":
-            raise cli.T2TError("--moses_lang tokenizes the text itself: not with --tokenize.")
+        if args.tokenize or args.target_lang:
+            raise cli.T2TError("--moses_lang tokenizes the text itself: not with --tokenize "
+                               "or --target_lang.")
         score, signature = moses_bleu(translation, reference, args.moses_lang, args.lowercase)
     else:
-        score, signature = corpus_bleu(translation, reference,
-                                       tokenize=args.tokenize, lowercase=args.lowercase)
+        score, signature = corpus_bleu(translation, reference, tokenize=_tokenizer(args),
+                                       lowercase=args.lowercase)
     print(score.format(score_only=args.score_only, signature=signature))
     return 0
+
+
+def _tokenizer(args: argparse.Namespace) -> str:
+    """--tokenize, or the tokenizer of --target_lang, or 13a."""
+    if args.tokenize and args.target_lang:
+        raise cli.T2TError("--target_lang chooses the tokenizer: not with --tokenize.")
+    if args.target_lang:
+        return language_tokenizer(args.target_lang)
+    return args.tokenize or DEFAULT_TOKENIZER
 
 
 def main(argv: Optional[List[str]] = None) -> int:

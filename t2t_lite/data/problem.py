@@ -40,7 +40,7 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, List, Optional, Pro
 
 from t2t_lite.data.layout import check_split
 from t2t_lite.errors import T2TError
-from t2t_lite.metrics.translation import bleu_report, reference_bleu, translation_scores
+from t2t_lite.metrics.translation import reference_bleu, translation_report, translation_scores
 from t2t_lite.textio import count_lines, iter_lines
 
 Pair = Tuple[str, str]
@@ -145,13 +145,14 @@ class Problem:
     def dev_scores(self, hypotheses: Sequence[str], references: Sequence[str],
                    sources: Sequence[str]) -> Dict[str, float]:
         """Metrics of decoded dev outputs against their references (the dev
-        evaluation's), each a float keyed by name. Default: sacreBLEU and exact match.
+        evaluation's), each a float keyed by name. Default: sacreBLEU's BLEU (tokenized
+        for `target_language`) and chrF, and exact match.
 
         Args:
           hypotheses, references, sources: detokenized model outputs (before
             `postprocess`), reference targets and the inputs, one per example.
         """
-        return translation_scores(hypotheses, references)
+        return translation_scores(hypotheses, references, self.target_language)
 
     def postprocess(self, output: str, source: str) -> str:
         """One decoded hypothesis as the decoder writes it, given its input line.
@@ -160,13 +161,16 @@ class Problem:
 
     def report(self, outputs: Sequence[str], reference_path: str) -> str:
         """The score the decoder prints for `outputs` (after `postprocess`, one
-        per line of the reference file). Default: sacreBLEU with its signature."""
-        return bleu_report(outputs, reference_path)
+        per line of the reference file). Default: sacreBLEU's BLEU (tokenized for
+        `target_language`: `zh`, `ja-mecab`, `ko-mecab` or `13a`) and chrF, each with
+        its signature."""
+        return translation_report(outputs, reference_path, self.target_language)
 
     def report_score(self, outputs: Sequence[str], reference_path: str) -> Tuple[str, float]:
         """The main number of `report`, named: what t2t-tune-decoder maximizes
         (higher is better). Default: ("BLEU", sacreBLEU as `report` computes it)."""
-        return "BLEU", float(reference_bleu(outputs, reference_path)[0].score)
+        return "BLEU", float(reference_bleu(outputs, reference_path,
+                                            self.target_language)[0].score)
 
     def search_constraint(self, vocab) -> Optional[SearchConstraint]:
         """A constraint on what the search may write (see `SearchConstraint`),

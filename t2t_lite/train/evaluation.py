@@ -94,7 +94,7 @@ class Evaluator:
             metrics (needs a translator); 0: none.
           progress: print the dev-loss progress lines (`_Progress`).
         Returns:
-          {"loss", "perplexity", "accuracy"[, the problem's: "bleu",
+          {"loss", "perplexity", "accuracy"[, the problem's: "bleu", "chrf",
           "exact_match"[, "evalb_f1"]]}: loss is label-smoothed like the
           training loss; perplexity and accuracy are per real subword.
         """
