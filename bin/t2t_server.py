@@ -32,10 +32,11 @@ import signal
 import sys
 from typing import List, Optional
 
-from t2t_lite.bin import cli
+from t2t_lite.bin import cli, problem_flags
 
 
-def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
+    """The program's flags (also read by the docs' generated reference)."""
     p = cli.ArgumentParser(prog="t2t-server", description=__doc__.split("\n")[0])
     p.add_argument("--output_dir", help="model directory written by t2t-trainer")
     p.add_argument("--export_dir", help="instead of --output_dir: serve the newest SavedModel "
@@ -77,6 +78,12 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                    help="a request not answered by then gets 504")
     p.add_argument("--drain_timeout_s", type=float, default=30.0,
                    help="after SIGTERM, how long received requests may take")
+    problem_flags.add_usr_dir_flag(p)
+    return p
+
+
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+    p = build_parser()
     args = p.parse_args(argv)
     if bool(args.output_dir) == bool(args.export_dir):
         p.error("give exactly one of --output_dir (a model directory) and --export_dir "
@@ -114,6 +121,7 @@ def _check_export_flags(p: argparse.ArgumentParser, args: argparse.Namespace) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    problem_flags.import_usr_dir(args)
     from t2t_lite import model_dir as model_dir_lib
     from t2t_lite.decode import decoding
     from t2t_lite.decode.search import SearchParams

@@ -4,7 +4,8 @@
     batcher.py   the queue of sentences and the batch workers (no HTTP, no TensorFlow)
     engine.py    the TensorFlow engine: a model directory -> translations of a batch
     saved_model_engine.py  the engine of t2t-exporter's SavedModel (--export_dir)
-    watch.py     --watch: a newer checkpoint or export version, loaded, then switched to
+    watch.py     --watch: the highest complete checkpoint or export version (newer, or
+                 lower after a rollback), loaded, then switched to
     payloads.py  request bodies -> validated inputs, results -> response bodies
     metrics.py   the Prometheus metrics of one server
     app.py       the aiohttp application: routes, errors, limits
