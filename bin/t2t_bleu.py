@@ -26,7 +26,8 @@ from t2t_lite.textio import read_lines
 PROG = "t2t-bleu"
 
 
-def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
+    """The program's flags (also read by the docs' generated reference)."""
     parser = cli.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("--translation", required=True,
                         help="system output, one detokenized sentence per line")
@@ -43,6 +44,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                         help="score Moses-tokenized text of this language (e.g. de) instead "
                              "of sacreBLEU's own tokenization")
     parser.add_argument("--score_only", action="store_true", help="print the BLEU number only")
+    return parser
+
+
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+    parser = build_parser()
     return parser.parse_args(argv)
 
 

@@ -31,7 +31,8 @@ from typing import List, Optional
 from t2t_lite.bin import cli, problem_flags
 
 
-def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
+    """The program's flags (also read by the docs' generated reference)."""
     p = cli.ArgumentParser(prog="t2t-decoder", description=__doc__.split("\n")[0])
     p.add_argument("--output_dir",
                    help="model directory written by t2t-trainer; several, comma-separated, "
@@ -61,6 +62,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                    help="compile the search with XLA (inputs padded to multiples of 8 tokens)")
     cli.add_engine_flags(p)
     problem_flags.add_usr_dir_flag(p)
+    return p
+
+
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+    p = build_parser()
     args = p.parse_args(argv)
     cli.check_engine_flags(p, args)
     if not args.output_dir and not args.checkpoint_path:

@@ -44,7 +44,7 @@ def test_unknown_problem_suggests():
         registry.problem("translate_ened")
 
 
-BLEU = ("bleu", "exact_match")  # the dev metrics of translation problems
+BLEU = ("bleu", "chrf", "exact_match")  # the dev metrics of translation problems
 
 
 def test_problem_specs():

@@ -43,7 +43,7 @@ def test_alias_and_decode_defaults():
     # S(0,3) NP(0,1) VP(1,3) ("." is deleted): 1 of 3 brackets match, F1 = 33.33.
     gold = "(S (NP DT NN ) (VP VBD ) . )"
     scores = problem.dev_scores(["(S (NP DT ) (VP NN VBD ) . )"], [gold], ["The dog barked ."])
-    assert set(scores) == {"bleu", "exact_match", "evalb_f1"}
+    assert set(scores) == {"bleu", "chrf", "exact_match", "evalb_f1"}
     assert round(scores["evalb_f1"], 2) == 33.33 and scores["exact_match"] == 0.0
 
 
