@@ -42,6 +42,7 @@ setup(
         "t2t_lite.visualize",
         "t2t_lite.parsing",
         "t2t_lite.t2t_import",
+        "t2t_lite.t2t_compat",
         "t2t_lite.serve",
         "t2t_lite.problems",
         "t2t_lite.hparams",

@@ -23,7 +23,7 @@ import sys
 import traceback
 from typing import Dict, Optional
 
-from t2t_lite import atomic, registry
+from t2t_lite import atomic, registry, t2t_compat_hook
 from t2t_lite.errors import T2TError
 
 USR_DIR_FILE = "usr_dir.json"
@@ -87,6 +87,7 @@ def import_usr_dir(path: Optional[str]) -> Optional[UsrDir]:
     _forget_other_module(package, path)
     registry.discover_all()  # built-ins first: a user's entry of the same name replaces them
     usr_dir = UsrDir(path, python_files_sha256(path))
+    t2t_compat_hook.install(path)  # `import tensor2tensor...` answered from now on
     sys.path.insert(0, parent)
     try:
         with registry.user_code(path):

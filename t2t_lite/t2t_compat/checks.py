@@ -1,0 +1,104 @@
+"""What the layer refuses, each in one line naming the class and the member.
+
+Refused when a problem is registered (the directory still imports; the
+problem refuses when it is used, `refusing_problem`): a MultiProblem; a
+problem that is not text to text; a user's override of a member t2t-lite
+would not call (`OVERRIDES`: two vocabularies, other features,
+preprocessing, metrics, decode hooks, its own data generation). Refused when
+it is made (`Text2TextProblem.__init__`): CHARACTER and TOKEN vocabularies
+(`vocab_problem`), custom modalities (`problem_hparams`).
+"""
+
+from typing import Optional
+
+from t2t_lite.errors import T2TError
+
+_COMPAT = "t2t_lite.t2t_compat."
+
+# member -> why a user's override of it cannot run here.
+OVERRIDES = {
+    "feature_encoders": "t2t-lite's problems have one vocabulary, shared by inputs and "
+                        "targets, that datagen builds",
+    "get_or_create_vocab": "t2t-lite's datagen builds the vocabulary itself",
+    "preprocess_example": "t2t-lite's input pipeline does not call per-example preprocessing",
+    "example_reading_spec": "t2t-lite's examples are inputs and targets ids only",
+    "generate_encoded_samples": "t2t-lite's datagen encodes the text of generate_samples itself",
+    "generate_data": "t2t-lite's datagen writes the data from generate_samples",
+    "eval_metrics": "t2t-lite's dev evaluation computes BLEU and chrF (t2t-trainer "
+                    "--eval_bleu_sentences)",
+    "decode_hooks": "t2t-decoder here scores with the problem's BLEU report, not t2t's hooks",
+}
+
+
+def _user_defined(cls, member: str) -> Optional[type]:
+    """The user's class defining `member`, if one in `cls`'s MRO does."""
+    for klass in cls.__mro__:
+        if member in vars(klass):
+            return None if klass.__module__.startswith(_COMPAT) else klass
+    return None
+
+
+def problem_refusal(cls) -> Optional[str]:
+    """The one-line refusal of a problem class registered through the layer, or None."""
+    from t2t_lite.t2t_compat import multi_problem, text_problems
+    if issubclass(cls, multi_problem.MultiProblem):
+        return (f"{cls.__name__} is a t2t MultiProblem: not supported by t2t-lite's "
+                "compatibility layer (t2t-lite weighs the train corpora of one problem "
+                "instead: t2t-trainer --train_mix).")
+    if not issubclass(cls, text_problems.Text2TextProblem) or issubclass(
+            cls, text_problems.NOT_TEXT_TO_TEXT):
+        kinds = [k.__name__ for k in cls.__mro__ if k.__module__.startswith(_COMPAT)]
+        return (f"{cls.__name__} is a t2t {kinds[0] if kinds else 'problem'}, not a "
+                "text-to-text problem: t2t-lite's compatibility layer runs Text2TextProblem "
+                "and TranslateProblem subclasses.")
+    for member, why in OVERRIDES.items():
+        owner = _user_defined(cls, member)
+        if owner is not None:
+            return f"{owner.__name__}.{member} is overridden: not supported ({why})."
+    return None
+
+
+def refusing_problem(cls, refusal: str):
+    """A registry entry for `cls` that refuses with `refusal` when it is used."""
+    def __init__(self, *args, **kwargs):
+        raise T2TError(refusal)
+
+    return type(cls.__name__, (cls,), {"__init__": __init__, "__module__": cls.__module__,
+                                       "__doc__": f"Refused: {refusal}"})
+
+
+def problem_hparams(problem) -> int:
+    """Runs a user's `hparams(defaults, None)` override; returns its target space id.
+
+    Raises:
+      T2TError: it chooses another modality than SYMBOL (custom modalities).
+    """
+    from t2t_lite.t2t_compat import locate, problem as t2t_problem
+    owner = _user_defined(type(problem), "hparams")
+    if owner is None:
+        return t2t_problem.SpaceID.GENERIC
+    defaults = t2t_problem.default_problem_hparams()
+    try:
+        problem.hparams(defaults, None)
+    except T2TError:
+        raise
+    except Exception as e:  # the user's code: any error, told in one line
+        raise T2TError(f"{owner.__name__}.hparams failed: {locate.where(e, owner)}") from None
+    modalities = getattr(defaults, "modality", {}) or {}
+    custom = {k: v for k, v in modalities.items() if v not in ("symbol", None)}
+    if custom:
+        raise T2TError(f"{owner.__name__}.hparams sets modality {custom!r}: custom modalities "
+                       "are not supported (t2t-lite's Transformer has t2t's SYMBOL modality "
+                       "only).")
+    return int(getattr(defaults, "target_space_id", 0) or 0)
+
+
+def vocab_refusal(problem) -> Optional[str]:
+    """The one-line refusal of a vocabulary type t2t-lite cannot build, or None."""
+    kind = problem.vocab_type
+    if kind == "subwords":
+        return None
+    what = {"character": "CHARACTER (t2t's ByteTextEncoder)",
+            "tokens": "TOKEN (t2t's TokenTextEncoder)"}.get(kind, repr(kind))
+    return (f"{type(problem).__name__}.vocab_type is {what}: not supported yet by t2t-lite's "
+            "compatibility layer, which builds SUBWORD vocabularies (SentencePiece) only.")

@@ -1,0 +1,18 @@
+"""Where a user's code failed, in one line (for errors raised inside a --usr_dir)."""
+
+import inspect
+import os
+import traceback
+
+
+def where(error: BaseException, user_object) -> str:
+    """`file:line: Type: message` of the innermost frame in the directory that
+    defines `user_object` (a class or function of the user directory)."""
+    try:
+        directory = os.path.dirname(os.path.abspath(inspect.getfile(user_object)))
+    except TypeError:
+        directory = None
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if directory and os.path.abspath(f.filename).startswith(directory + os.sep)]
+    location = f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else ""
+    return location + traceback.format_exception_only(type(error), error)[-1].strip()
