@@ -97,7 +97,8 @@ class _Finder(importlib.abc.MetaPathFinder):
             if fullname not in MODULES:
                 raise ModuleNotFoundError(
                     f"No module named {fullname!r}: t2t-lite's tensor2tensor compatibility "
-                    f"layer provides {', '.join(provided())}.", name=fullname)
+                    f"layer provides {', '.join(provided())}.")  # no name=: `from
+                # tensor2tensor.models import lstm` would swallow it and say less
             return importlib.machinery.ModuleSpec(fullname, _Alias(MODULES[fullname]),
                                                   is_package=MODULES[fullname] is None)
         top = fullname.split(".")[0]
