@@ -12,7 +12,7 @@ for the rest of the process. It does two things:
   - The modules of the user directory get TensorFlow 1's `tf.gfile` and
     `tf.logging` (`t2t_lite.t2t_compat.tf1`): after such a module has run, a
     global bound to `tensorflow` (or `tensorflow.compat.v1`) is swapped for a
-    view of it that answers them, said once in one line; TensorFlow itself is
+    view of it that answers them, said in one line per directory; TensorFlow itself is
     left as it is for every other module.
 
 Why this module is outside `t2t_lite.t2t_compat`: that package builds on
@@ -72,15 +72,16 @@ class _Alias(importlib.abc.Loader):
 class _UsrDirLoader(importlib.abc.Loader):
     """Runs a user-directory module with its own loader, then gives it TF1's names."""
 
-    def __init__(self, loader):
+    def __init__(self, loader, usr_dir: str):
         self.loader = loader
+        self.usr_dir = usr_dir
 
     def create_module(self, spec):
         return self.loader.create_module(spec)
 
     def exec_module(self, module):
         self.loader.exec_module(module)
-        importlib.import_module(f"{COMPAT_PACKAGE}.tf1").adapt_module(module)
+        importlib.import_module(f"{COMPAT_PACKAGE}.tf1").adapt_module(module, self.usr_dir)
 
     def __getattr__(self, name):  # get_source, get_filename, ...: the real loader's
         return getattr(self.loader, name)
@@ -108,7 +109,7 @@ class _Finder(importlib.abc.MetaPathFinder):
         directory = self.usr_dirs[top]
         if (spec is not None and spec.loader is not None and spec.origin
                 and os.path.abspath(spec.origin).startswith(directory + os.sep)):
-            spec.loader = _UsrDirLoader(spec.loader)
+            spec.loader = _UsrDirLoader(spec.loader, directory)
         return spec
 
 

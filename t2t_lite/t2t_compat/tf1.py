@@ -26,7 +26,7 @@ _REFUSED = {
                           "t2t-lite's tensor2tensor compatibility layer (its data code runs "
                           "eagerly).",
 }
-_said = False  # the one line, once per process
+_said = set()  # user directories told the one line in this process
 
 
 class _TF1View(types.ModuleType):
@@ -66,15 +66,15 @@ def _is_tensorflow(value) -> bool:
             and getattr(value, "__name__", None) in _TF_NAMES)
 
 
-def adapt_module(module: types.ModuleType) -> None:
-    """Swaps `module`'s globals bound to `tensorflow` or `tensorflow.compat.v1` for
-    their TF1 views, saying so once per process (`registry.note`)."""
-    global _said
+def adapt_module(module: types.ModuleType, usr_dir: str) -> None:
+    """Swaps the globals of `module` (of the user directory `usr_dir`) bound to
+    `tensorflow` or `tensorflow.compat.v1` for their TF1 views, saying so once per
+    user directory (`registry.note`)."""
     names = [name for name, value in vars(module).items() if _is_tensorflow(value)]
     for name in names:
         setattr(module, name, _TF1View(getattr(module, name)))
-    if names and not _said:
-        _said = True
+    if names and usr_dir not in _said:
+        _said.add(usr_dir)
         registry.note("t2t-lite: the --usr_dir's tf.gfile and tf.logging are answered by "
                       "TensorFlow 2.21's tf.compat.v1.gfile (tf.io.gfile) and "
                       "tf.compat.v1.logging.")
