@@ -1,0 +1,113 @@
+"""t2t's Text2TextProblem API as the layer answers it: splits as t2t's generate_data
+makes them, the txt helpers' rules, space ids, and the user's mistakes in one line."""
+
+import textwrap
+
+import pytest
+
+from t2t_lite import registry, usr_dir
+from t2t_lite.errors import T2TError
+
+import t2t_usr_dirs
+
+HEADER = textwrap.dedent('''\
+    from tensor2tensor.data_generators import problem
+    from tensor2tensor.data_generators import text_problems
+    from tensor2tensor.layers import modalities
+    from tensor2tensor.utils import registry
+
+''')
+
+
+def register(tmp_path, body: str):
+    path = t2t_usr_dirs.write_usr_dir(tmp_path, "api_usr",
+                                      {"problems": HEADER + textwrap.dedent(body)})
+    usr_dir.import_usr_dir(str(path))
+
+
+def test_dealt_samples_skip_none_and_fill_every_listed_split(isolated_registry, tmp_path):
+    register(tmp_path, """
+        @registry.register_problem
+        class Dealt(text_problems.Text2TextProblem):
+          is_generate_per_split = False
+          dataset_splits = [{"split": problem.DatasetSplit.TRAIN, "shards": 3},
+                            {"split": problem.DatasetSplit.EVAL, "shards": 1},
+                            {"split": problem.DatasetSplit.TEST, "shards": 2}]
+
+          def generate_samples(self, data_dir, tmp_dir, dataset_split):
+            assert dataset_split == problem.DatasetSplit.TRAIN
+            for i in range(12):
+              yield None if i == 4 else {"inputs": "s%d" % i, "targets": "t%d" % i}
+        """)
+    dealt = registry.problem("dealt")
+    # Shards train, train, train, dev, test, test, dealt in turn; None is not counted.
+    sources = {split: [s for s, _ in dealt.raw_pairs(split, None)]
+               for split in ("train", "dev", "test")}
+    assert sources == {"train": ["s0", "s1", "s2", "s7", "s8", "s9"], "dev": ["s3", "s10"],
+                       "test": ["s5", "s6", "s11"]}
+
+
+def test_per_split_problems_with_prefixes_and_space_ids(isolated_registry, tmp_path, notes):
+    register(tmp_path, """
+        @registry.register_problem
+        class PerSplit(text_problems.Text2TextProblem):
+          is_generate_per_split = True
+          inputs_prefix = "en: "
+
+          def generate_samples(self, data_dir, tmp_dir, dataset_split):
+            yield {"inputs": dataset_split, "targets": b"bytes are UTF-8 \\xc3\\xa4"}
+
+          def hparams(self, defaults, unused_model_hparams):
+            p = defaults
+            p.modality = {"inputs": modalities.ModalityType.SYMBOL,
+                          "targets": modalities.ModalityType.SYMBOL}
+            p.vocab_size = {"inputs": self._encoders["inputs"].vocab_size,
+                            "targets": self._encoders["targets"].vocab_size}
+            p.input_space_id = problem.SpaceID.EN_TOK
+            p.target_space_id = problem.SpaceID.DE_TOK
+        """)
+    per_split = registry.problem("per_split")
+    assert [list(per_split.raw_pairs(split, None)) for split in ("train", "dev", "test")] == [
+        [("en: train", "bytes are UTF-8 ä")], [("en: eval", "bytes are UTF-8 ä")], []]
+    assert per_split.target_space_id == 8
+    per_split.train_corpora(None)
+    assert notes[-1] == ("per_split: its target_space_id is 8: train with t2t-trainer "
+                         "--hparams=target_space_id=8 for t2t's target-space embedding row.")
+    assert per_split.vocab_filename == "vocab.per_split.32768.subwords"
+
+
+def test_txt_helpers_follow_t2t(tmp_path):
+    from t2t_lite.t2t_compat import text_problems
+    (tmp_path / "a.tsv").write_text(" x \t y\tz \nno tab\n\t\nq\tr\n")
+    assert list(text_problems.text2text_txt_tab_iterator(str(tmp_path / "a.tsv"))) == [
+        {"inputs": "x", "targets": "y\tz"}, {"inputs": "q", "targets": "r"}]
+    (tmp_path / "s.txt").write_text(" a \nb\nc\n")
+    (tmp_path / "t.txt").write_text("A\nB\n")
+    assert list(text_problems.text2text_txt_iterator(str(tmp_path / "s.txt"),
+                                                     str(tmp_path / "t.txt"))) == [
+        {"inputs": "a", "targets": "A"}, {"inputs": "b", "targets": "B"}]
+
+
+@pytest.mark.parametrize("sample, message", [
+    ('{"inputs": "a"}', "Broken.generate_samples yielded \"{'inputs': 'a'}\": expected a dict "
+                        "with 'inputs' and 'targets' strings."),
+    ('{"inputs": "a", "targets": [1, 2]}',
+     "Broken.generate_samples: 'targets' is list, not a string (t2t-lite encodes text "
+     "itself)."),
+    ('1 / 0', "Broken.generate_samples('train') failed: {path}:{line}: ZeroDivisionError: "
+              "division by zero"),
+])
+def test_a_broken_generate_samples_is_one_line(isolated_registry, tmp_path, sample, message):
+    register(tmp_path, f"""
+        @registry.register_problem
+        class Broken(text_problems.Text2TextProblem):
+          is_generate_per_split = True
+
+          def generate_samples(self, data_dir, tmp_dir, dataset_split):
+            yield {sample}
+        """)
+    with pytest.raises(T2TError) as raised:
+        list(registry.problem("broken").raw_pairs("train", None))
+    path = tmp_path / "api_usr" / "problems.py"
+    line = path.read_text().splitlines().index(f"    yield {sample}") + 1
+    assert str(raised.value) == message.replace("{path}", str(path)).replace("{line}", str(line))
