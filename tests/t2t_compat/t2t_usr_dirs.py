@@ -60,7 +60,7 @@ TEXT2TEXT = textwrap.dedent('''\
 ''')
 
 TRANSLATE = textwrap.dedent('''\
-    """A toy language pair from local files: a plain pair, a gzipped pair, a TSV."""
+    """A toy language pair from local files: plain and gzipped pairs, a TSV for dev."""
     from tensor2tensor.data_generators import problem
     from tensor2tensor.data_generators import text_problems
     from tensor2tensor.data_generators import translate
@@ -69,10 +69,10 @@ TRANSLATE = textwrap.dedent('''\
     _TRAIN_DATASETS = [
         ["http://127.0.0.1:9/toy-train.tgz", ("toy.train.xx", "toy.train.yy")],
         ["http://127.0.0.1:9/toy-extra.tgz", ("toy.extra.xx.gz", "toy.extra.yy.gz")],
-        ["http://127.0.0.1:9/toy-tsv.tgz", ("tsv", 0, 1, "toy.more.tsv")],
     ]
     _DEV_DATASETS = [
         ["http://127.0.0.1:9/toy-dev.tgz", ("toy.dev.xx", "toy.dev.yy")],
+        ["http://127.0.0.1:9/toy-tsv.tgz", ("tsv", 0, 1, "toy.more.tsv")],
     ]
 
 
@@ -147,4 +147,4 @@ def write_raw_data(tmp_dir: pathlib.Path) -> Dict[str, List[Tuple[str, str]]]:
                                           + "a line without a tab\n")
     return {"reverse_dev": [p for i, p in enumerate(reversed_pairs(words)) if i % 10 == 9],
             "reverse_train": [p for i, p in enumerate(reversed_pairs(words)) if i % 10 != 9],
-            "toy_train": train + extra + more, "toy_dev": dev}
+            "toy_train": train + extra, "toy_dev": dev + more}

@@ -85,8 +85,8 @@ def test_translate_problem_of_local_files(t2t_usr, tmp_path, capfd):
     data, _, outputs = run_programs(usr, "translate_xxyy_toy", tmp_path, capfd)
     assert len(outputs) == 2
     meta = datagen.read_metadata(str(data), "translate_xxyy_toy")
-    assert (meta["splits"]["train"]["examples"], meta["splits"]["dev"]["examples"]) == (170, 10)
-    # compile_data's files, in tmp_dir as t2t writes them: train = the three corpora in order.
+    assert (meta["splits"]["train"]["examples"], meta["splits"]["dev"]["examples"]) == (150, 30)
+    # compile_data's files, in tmp_dir as t2t writes them: train = the two corpora in order.
     tmp = tmp_path / "tmp"
     train = list(zip(*((tmp / f"translate_xxyy_toy-compiled-train.lang{i}")
                        .read_text().splitlines() for i in (1, 2))))

@@ -1,0 +1,75 @@
+"""The same user directory gives t2t-lite's datagen the pairs tensor2tensor 1.15.7's gave,
+in the same splits, and, with t2t's vocabulary file, the same ids.
+
+`data/t2t_datagen` holds what t2t's own t2t-datagen wrote for two patterns of
+`t2t_usr_dirs` (README.md there says how it was made): a Text2TextProblem dealt
+into 9 train / 1 dev shards, and a TranslateProblem of local files. Compared as
+multisets: t2t shuffles each shard.
+"""
+
+import pathlib
+import shutil
+
+import pytest
+import tensorflow as tf
+
+from t2t_lite import registry, usr_dir
+from t2t_lite.bin import t2t_datagen
+from t2t_lite.data import datagen
+
+import t2t_usr_dirs
+
+T2T_OUTPUT = pathlib.Path(__file__).parent / "data" / "t2t_datagen"
+PROBLEMS = ["reverse_sentences", "translate_xxyy_toy"]
+
+
+def t2t_split(problem, split):
+    """[(inputs, targets, input ids, target ids)] of what t2t wrote for `split`, sorted."""
+    rows = []
+    for line in (T2T_OUTPUT / problem / f"{split}.tsv").read_text().splitlines():
+        inputs, targets, input_ids, target_ids = line.split("\t")
+        rows.append((inputs, targets, [int(i) for i in input_ids.split()],
+                     [int(i) for i in target_ids.split()]))
+    return sorted(rows)
+
+
+def lite_ids(data_dir, problem, split):
+    """[(input ids, target ids)] of t2t-lite's shards of `split`, sorted."""
+    meta = datagen.read_metadata(str(data_dir), problem)
+    paths = [str(data_dir / name) for name in meta["splits"][split]["shards"]]
+    rows = []
+    for record in tf.data.TFRecordDataset(paths).as_numpy_iterator():
+        feature = tf.train.Example.FromString(record).features.feature
+        rows.append((list(feature["inputs"].int64_list.value),
+                     list(feature["targets"].int64_list.value)))
+    return sorted(rows)
+
+
+@pytest.fixture
+def t2t_usr(isolated_registry, tmp_path):
+    usr = t2t_usr_dirs.write_usr_dir(tmp_path, "my_t2t_problems", {
+        "reverse": t2t_usr_dirs.TEXT2TEXT, "toy_translate": t2t_usr_dirs.TRANSLATE})
+    t2t_usr_dirs.write_raw_data(tmp_path / "tmp")
+    usr_dir.import_usr_dir(str(usr))
+    return usr
+
+
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_the_same_pairs_in_the_same_splits_as_t2t_datagen(t2t_usr, tmp_path, problem):
+    lite = registry.problem(problem)
+    for split in ("train", "dev"):
+        expected = sorted((inputs, targets) for inputs, targets, _, _ in t2t_split(problem, split))
+        assert sorted(lite.raw_pairs(split, str(tmp_path / "tmp"))) == expected, split
+
+
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_with_t2t_s_vocabulary_file_the_same_ids(t2t_usr, tmp_path, problem, capsys):
+    data = tmp_path / "data"
+    data.mkdir()
+    vocab = shutil.copy(T2T_OUTPUT / problem / f"vocab.{problem}.512.subwords", data)
+    assert t2t_datagen.main([f"--t2t_usr_dir={t2t_usr}", f"--problem={problem}",
+                             f"--data_dir={data}", f"--tmp_dir={tmp_path / 'tmp'}",
+                             f"--vocab_from={vocab}"]) == 0
+    for split in ("train", "dev"):
+        expected = sorted((i, t) for _, _, i, t in t2t_split(problem, split))
+        assert lite_ids(data, problem, split) == expected, split
