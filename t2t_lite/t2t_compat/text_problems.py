@@ -39,17 +39,32 @@ class Text2TextProblem(problem.Problem):
     `inputs_prefix`/`targets_prefix` and `hparams` (space ids), as in t2t.
     """
 
+    _target_space_id: Optional[int] = None  # from the user's `hparams`, once checked
+
     def __init__(self, was_reversed: bool = False, was_copy: bool = False):
         if was_reversed or was_copy:
             raise T2TError(f"{type(self).__name__}: t2t's reversed (_rev) and copy (_copy) "
                            "problems are not supported by t2t-lite's compatibility layer.")
+        self._check()
+
+    def _check(self) -> None:
+        """The refusals of a problem instance (`checks`); run again where the data is
+        read, for a subclass whose own `__init__` does not call this one."""
+        if self._target_space_id is not None:
+            return
         refusal = checks.vocab_refusal(self)
         if refusal:
             raise T2TError(refusal)
         # What a user's `hparams` override reads (t2t fills it from the vocabulary).
         encoder = SimpleNamespace(vocab_size=self.vocab_size)
         self._encoders = {"inputs": encoder, "targets": encoder}
-        self.target_space_id = checks.problem_hparams(self)
+        self._target_space_id = checks.problem_hparams(self)
+
+    @property
+    def target_space_id(self) -> int:
+        """t2t's target space of this problem (its `hparams`), 0 (GENERIC) by default."""
+        self._check()
+        return self._target_space_id
 
     # --- t2t's subclass interface, with t2t's defaults ---
 
@@ -124,19 +139,21 @@ class Text2TextProblem(problem.Problem):
         return int(self.max_samples_for_vocab or 500_000)
 
     def raw_pairs(self, split: str, tmp_dir: Optional[str]) -> Iterator[Pair]:
+        self._check()
         if self.packed_length:
             raise T2TError(f"{type(self).__name__}.packed_length: packed examples are not "
                            "supported (t2t-lite batches examples by length instead).")
         return samples.split_pairs(self, split, tmp_dir)
 
     def train_corpora(self, tmp_dir: Optional[str]) -> List[Corpus]:
+        self._check()
         if type(self) not in _said:
             _said.add(type(self))
             registry.note(
-                f"{self.name}: the vocabulary is a SentencePiece model of approx_vocab_size="
-                f"{self.vocab_size} pieces learned by t2t-lite (its ids differ from t2t's "
-                "SubwordTextEncoder's; to encode with t2t's own file instead, give t2t-datagen "
-                f"--vocab_from=.../{self.vocab_filename}).")
+                f"{self.name}: a vocabulary t2t-datagen learns for it is a SentencePiece model "
+                f"of approx_vocab_size={self.vocab_size} pieces, whose ids differ from t2t's "
+                "SubwordTextEncoder's (to encode with t2t's own vocabulary file, give "
+                f"t2t-datagen --vocab_from=DIR/{self.vocab_filename}).")
             if self.target_space_id:
                 registry.note(
                     f"{self.name}: its target_space_id is {self.target_space_id}: train with "

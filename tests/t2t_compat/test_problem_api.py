@@ -111,3 +111,22 @@ def test_a_broken_generate_samples_is_one_line(isolated_registry, tmp_path, samp
     path = tmp_path / "api_usr" / "problems.py"
     line = path.read_text().splitlines().index(f"    yield {sample}") + 1
     assert str(raised.value) == message.replace("{path}", str(path)).replace("{line}", str(line))
+
+
+def test_a_subclass_with_its_own_init_is_checked_when_its_data_is_read(isolated_registry,
+                                                                       tmp_path):
+    register(tmp_path, """
+        @registry.register_problem
+        class OwnInit(text_problems.Text2TextProblem):
+          is_generate_per_split = True
+          vocab_type = text_problems.VocabType.CHARACTER
+
+          def __init__(self):
+            self.lines = ["a"]
+
+          def generate_samples(self, data_dir, tmp_dir, dataset_split):
+            for line in self.lines:
+              yield {"inputs": line, "targets": line}
+        """)
+    with pytest.raises(T2TError, match=r"^OwnInit.vocab_type is CHARACTER"):
+        list(registry.problem("own_init").raw_pairs("train", None))

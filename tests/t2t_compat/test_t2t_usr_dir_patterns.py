@@ -51,8 +51,10 @@ def test_text2text_problem_with_9_1_shards_and_hparams_set(t2t_usr, tmp_path, ca
     err = capfd.readouterr().err
     assert ("t2t-lite: the --usr_dir's tf.gfile and tf.logging are answered by TensorFlow "
             "2.21's tf.compat.v1.gfile (tf.io.gfile) and tf.compat.v1.logging.") in err
-    assert ("reverse_sentences: the vocabulary is a SentencePiece model of approx_vocab_size="
-            "512 pieces learned by t2t-lite") in err
+    assert ("reverse_sentences: a vocabulary t2t-datagen learns for it is a SentencePiece "
+            "model of approx_vocab_size=512 pieces, whose ids differ from t2t's "
+            "SubwordTextEncoder's (to encode with t2t's own vocabulary file, give t2t-datagen "
+            "--vocab_from=DIR/vocab.reverse_sentences.512.subwords).") in err
     assert ("hparams set 'transformer_toy': t2t-lite has no setting for "
             "toy_note='kept by t2t, unused here'; not used.") in err
     assert len(outputs) == 2
