@@ -6,7 +6,9 @@ problem that is not text to text; a user's override of a member t2t-lite
 would not call (`OVERRIDES`: two vocabularies, other features,
 preprocessing, metrics, decode hooks, its own data generation). Refused when
 it is made (`Text2TextProblem.__init__`): CHARACTER and TOKEN vocabularies
-(`vocab_problem`), custom modalities (`problem_hparams`).
+(`vocab_refusal`), custom modalities (`problem_hparams`). Members that
+only shape t2t's vocabulary builder are said, in one line, not to be used
+(`vocab_note`).
 """
 
 from typing import Optional
@@ -91,6 +93,25 @@ def problem_hparams(problem) -> int:
                        "are not supported (t2t-lite's Transformer has t2t's SYMBOL modality "
                        "only).")
     return int(getattr(defaults, "target_space_id", 0) or 0)
+
+
+# Members that only shape t2t's own SubwordTextEncoder: a user's override of one has
+# no effect on the SentencePiece vocabulary t2t-lite learns from the train pairs.
+VOCAB_MEMBERS = ("generate_text_for_vocab", "vocab_data_files", "max_subtoken_length",
+                 "use_vocab_from_other_problem")
+
+
+def vocab_note(problem) -> Optional[str]:
+    """The one line naming the user's vocabulary-building members t2t-lite does not use."""
+    members = [f"{owner.__name__}.{member}" for member in VOCAB_MEMBERS
+               for owner in [_user_defined(type(problem), member)] if owner is not None]
+    if problem.additional_reserved_tokens:
+        members.append(f"additional_reserved_tokens {problem.additional_reserved_tokens!r}")
+    if not members:
+        return None
+    return (f"{problem.name}: {', '.join(members)} shape(s) t2t's SubwordTextEncoder only; "
+            "t2t-lite learns its SentencePiece vocabulary from the train pairs and does not "
+            "use them.")
 
 
 def vocab_refusal(problem) -> Optional[str]:

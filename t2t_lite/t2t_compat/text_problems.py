@@ -9,6 +9,7 @@ SubwordTextEncoder's; a t2t vocabulary file is used as is with
 are refused in one line (`checks`).
 """
 
+import os
 from types import SimpleNamespace
 from typing import Iterator, List, Optional
 
@@ -154,12 +155,33 @@ class Text2TextProblem(problem.Problem):
                 f"of approx_vocab_size={self.vocab_size} pieces, whose ids differ from t2t's "
                 "SubwordTextEncoder's (to encode with t2t's own vocabulary file, give "
                 f"t2t-datagen --vocab_from=DIR/{self.vocab_filename}).")
+            unused = checks.vocab_note(self)
+            if unused:
+                registry.note(unused)
             if self.target_space_id:
                 registry.note(
                     f"{self.name}: its target_space_id is {self.target_space_id}: train with "
                     f"t2t-trainer --hparams=target_space_id={self.target_space_id} for t2t's "
                     "target-space embedding row.")
         return super().train_corpora(tmp_dir)
+
+
+class Text2textTmpdir(Text2TextProblem):
+    """t2t's problem of four files in tmp_dir, for subclassing (t2t registers it as
+    `text2text_tmpdir`; here a subclass registers itself): inputs.train.txt,
+    targets.train.txt, inputs.eval.txt, targets.eval.txt, one example a line."""
+
+    TRAIN_FILES = ("inputs.train.txt", "targets.train.txt")
+    EVAL_FILES = ("inputs.eval.txt", "targets.eval.txt")
+
+    @property
+    def is_generate_per_split(self) -> bool:
+        return True
+
+    def generate_samples(self, data_dir, tmp_dir, dataset_split):
+        files = self.TRAIN_FILES if dataset_split == problem.DatasetSplit.TRAIN \
+            else self.EVAL_FILES
+        return text2text_txt_iterator(*(os.path.join(tmp_dir, f) for f in files))
 
 
 class QuestionAndContext2TextProblem(Text2TextProblem):
@@ -218,7 +240,8 @@ def text2text_txt_sharded_iterator(source_txt_pattern: str, target_txt_pattern: 
 def __getattr__(name: str):
     raise AttributeError(
         f"tensor2tensor.data_generators.text_problems.{name} is not provided by t2t-lite's "
-        "compatibility layer (it provides Text2TextProblem, VocabType, txt_line_iterator, "
-        "text2text_txt_iterator, text2text_txt_tab_iterator, text2text_txt_sharded_iterator).")
+        "compatibility layer (it provides Text2TextProblem, Text2textTmpdir, VocabType, "
+        "txt_line_iterator, text2text_txt_iterator, text2text_txt_tab_iterator, "
+        "text2text_txt_sharded_iterator).")
 
 

@@ -130,3 +130,37 @@ def test_a_subclass_with_its_own_init_is_checked_when_its_data_is_read(isolated_
         """)
     with pytest.raises(T2TError, match=r"^OwnInit.vocab_type is CHARACTER"):
         list(registry.problem("own_init").raw_pairs("train", None))
+
+
+def test_vocabulary_builder_settings_are_said_not_to_be_used(isolated_registry, tmp_path,
+                                                             notes):
+    register(tmp_path, """
+        @registry.register_problem
+        class Tuned(text_problems.Text2textTmpdir):
+          additional_reserved_tokens = ["<sep>"]
+
+          def generate_text_for_vocab(self, data_dir, tmp_dir):
+            yield "only this"
+        """)
+    for name, lines in (("inputs.train.txt", "a\nb\n"), ("targets.train.txt", "A\nB\n"),
+                        ("inputs.eval.txt", "c\n"), ("targets.eval.txt", "C\n")):
+        (tmp_path / name).write_text(lines)
+    tuned = registry.problem("tuned")
+    assert [list(read()) for _, read in tuned.train_corpora(str(tmp_path))] == [
+        [("a", "A"), ("b", "B")]]
+    assert list(tuned.raw_pairs("dev", str(tmp_path))) == [("c", "C")]
+    assert notes[-1] == (
+        "tuned: Tuned.generate_text_for_vocab, additional_reserved_tokens ['<sep>'] shape(s) "
+        "t2t's SubwordTextEncoder only; t2t-lite learns its SentencePiece vocabulary from the "
+        "train pairs and does not use them.")
+
+
+def test_no_top_level_tensor2tensor_before_a_user_directory(tmp_path):
+    import subprocess
+    import sys
+    result = subprocess.run(
+        [sys.executable, "-c", "import t2t_lite.usr_dir, tensor2tensor"],
+        capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == (
+        "ModuleNotFoundError: No module named 'tensor2tensor'")
