@@ -15,7 +15,7 @@ from typing import Optional
 
 from t2t_lite.errors import T2TError
 
-_COMPAT = "t2t_lite.t2t_compat."
+_COMPAT = "t2t_lite."  # the layer's and t2t-lite's own classes: not the user's
 
 # member -> why a user's override of it cannot run here.
 OVERRIDES = {

@@ -73,3 +73,13 @@ def test_with_t2t_s_vocabulary_file_the_same_ids(t2t_usr, tmp_path, problem, cap
     for split in ("train", "dev"):
         expected = sorted((i, t) for _, _, i, t in t2t_split(problem, split))
         assert lite_ids(data, problem, split) == expected, split
+
+
+def test_text_encoder_s_subword_text_encoder_gives_t2t_s_ids():
+    from t2t_lite.t2t_compat import text_encoder
+    for problem in PROBLEMS:
+        encoder = text_encoder.SubwordTextEncoder(
+            str(T2T_OUTPUT / problem / f"vocab.{problem}.512.subwords"))
+        for inputs, targets, input_ids, target_ids in t2t_split(problem, "dev"):
+            assert encoder.encode(inputs) + [text_encoder.EOS_ID] == input_ids
+            assert encoder.decode(target_ids[:-1]) == targets

@@ -164,3 +164,14 @@ def test_no_top_level_tensor2tensor_before_a_user_directory(tmp_path):
     assert result.returncode == 1
     assert result.stderr.splitlines()[-1] == (
         "ModuleNotFoundError: No module named 'tensor2tensor'")
+
+
+def test_maybe_download_returns_a_present_file_and_copies_a_local_uri(tmp_path):
+    from t2t_lite.t2t_compat import generator_utils
+    (tmp_path / "here.txt").write_text("kept")
+    assert generator_utils.maybe_download(str(tmp_path), "here.txt", "http://127.0.0.1:9/x") \
+        == str(tmp_path / "here.txt")
+    (tmp_path / "source.txt").write_text("copied")
+    path = generator_utils.maybe_download(str(tmp_path / "new"), "c.txt",
+                                          str(tmp_path / "source.txt"))
+    assert open(path).read() == "copied"
