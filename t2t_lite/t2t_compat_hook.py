@@ -107,9 +107,10 @@ class _Finder(importlib.abc.MetaPathFinder):
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         directory = self.usr_dirs[top]
-        if (spec is not None and spec.loader is not None and spec.origin
-                and os.path.abspath(spec.origin).startswith(directory + os.sep)):
-            spec.loader = _UsrDirLoader(spec.loader, directory)
+        if (spec is None or spec.loader is None or not spec.origin
+                or not os.path.abspath(spec.origin).startswith(directory + os.sep)):
+            return None  # another module of that name: the other finders' business
+        spec.loader = _UsrDirLoader(spec.loader, directory)
         return spec
 
 
