@@ -5,7 +5,8 @@ is answered by these modules from the moment a user directory is given
 (`t2t_lite.t2t_compat_hook`), one module per t2t module:
 
   problem          DatasetSplit, SpaceID, the Problem base class
-  text_problems    Text2TextProblem (a t2t-lite `Problem`), VocabType, the txt iterators
+  text_problems    Text2TextProblem (a t2t-lite `Problem`), Text2textTmpdir, VocabType,
+                   the txt iterators
   translate        TranslateProblem, compile_data
   generator_utils  maybe_download, gunzip_file
   text_encoder     the reserved ids and tokens, SubwordTextEncoder
@@ -17,6 +18,8 @@ is answered by these modules from the moment a user directory is given
   multi_problem    MultiProblem, refused
 
 and a user module's `tf.gfile` / `tf.logging` by TensorFlow 2.21
-(`tf1`). What the layer cannot compute is refused in one line naming the class
-and member (`checks`), never ignored.
+(`tf1`). Behind them: `samples` (t2t's splits of generate_samples),
+`hparams_sets` (t2t's values -> t2t-lite's fields, by t2t-import's mapping),
+`checks` (what is refused, in one line naming the class and member, never
+ignored) and `locate` (where a user's code failed).
 """
