@@ -30,6 +30,18 @@ _T2T_DEFAULTS = {
     "hard_attention_k": 0, "num_area_layers": 0, "add_relative_to_values": False,
     "prepend_mode": "none", "symbol_modality_skip_top": False,
 }
+# t2t 1.15's transformer_base values of settings t2t-lite has no equivalent of
+# (t2t_lite/hparams/transformer_t2t.py lists why): present so that `add_hparam`
+# of one is refused as in t2t, and a user's change of one is said not to be used.
+_T2T_UNMAPPED = {
+    "optimizer": "adam", "weight_decay": 0.0, "initializer": "uniform_unit_scaling",
+    "symbol_modality_num_shards": 16, "use_pad_remover": True, "num_sampled_classes": 0,
+    "daisy_chain_variables": True, "min_length": 0, "min_length_bucket": 8,
+    "length_bucket_step": 1.1, "max_input_seq_length": 0, "max_target_seq_length": 0,
+    "symbol_dropout": 0.0, "factored_logits": False, "learning_rate_minimum": None,
+    "learning_rate_cosine_cycle_steps": 250000, "optimizer_multistep_accumulate_steps": 0,
+    "sampling_method": "argmax", "sampling_temp": 1.0,
+}
 
 
 class _Reads(dict):
@@ -62,6 +74,7 @@ def t2t_values(lite: LiteHParams) -> Dict[str, Any]:
     fields = dataclasses.asdict(lite)
     values = {name: fields[name] for name in mapped_names() if name in fields}
     values.update(_T2T_DEFAULTS)
+    values.update(_T2T_UNMAPPED)
     values["norm_epsilon"] = lite.layer_norm_epsilon
     values["layer_preprocess_sequence"] = lite.layer_preprocess_sequence or "none"
     # t2t's Transformer has the target-space embedding (t2t-lite's own sets do not).

@@ -256,3 +256,20 @@ def test_a_download_without_network_names_the_file_to_place(isolated_registry, t
     assert message.startswith("Cannot download http://127.0.0.1:9/far-corpus.tgz (")
     assert message.endswith(f"): place far-corpus.tgz in {tmp_path / 'tmp'} and run again.")
     assert "\n" not in message
+
+
+def test_changes_t2t_lite_has_no_setting_for_are_said_not_to_be_used(isolated_registry,
+                                                                     tmp_path, notes):
+    import_module(tmp_path, """
+        @registry.register_hparams
+        def adafactor_set():
+          hparams = transformer.transformer_small()
+          hparams.optimizer = "adafactor"
+          hparams.weight_decay = 0.0  # t2t's value already
+          hparams.add_hparam("my_extra", 3)
+          return hparams
+        """)
+    hparams = registry.hparams("adafactor_set")
+    assert (hparams.hidden_size, hparams.filter_size, hparams.num_hidden_layers) == (256, 1024, 2)
+    assert notes[-1] == ("hparams set 'adafactor_set': t2t-lite has no setting for "
+                         "my_extra=3, optimizer='adafactor'; not used.")
