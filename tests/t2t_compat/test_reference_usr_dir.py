@@ -50,5 +50,7 @@ def test_model_a_s_user_directory_replaces_the_built_in_and_uses_t2t_s_vocabular
            tf.data.TFRecordDataset(str(data / meta["splits"]["dev"]["shards"][0]))
            .as_numpy_iterator()]
     subwords = T2TSubwordText.from_file(str(VOCAB))
-    assert list(dev[0]["inputs"].int64_list.value) == subwords.encode("A dog runs 0 times.") + [1]
-    assert list(dev[0]["targets"].int64_list.value) == subwords.encode("Ein Hund läuft 0 Mal.") + [1]
+    eos = [1]
+    assert list(dev[0]["inputs"].int64_list.value) == subwords.encode("A dog runs 0 times.") + eos
+    assert list(dev[0]["targets"].int64_list.value) == \
+        subwords.encode("Ein Hund läuft 0 Mal.") + eos
