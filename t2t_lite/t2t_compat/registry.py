@@ -11,7 +11,7 @@ of the directory stays usable (`checks`).
 """
 
 import re
-from typing import Callable, List, Optional
+from typing import Callable, Dict, List, Optional
 
 from t2t_lite import registry as lite_registry
 from t2t_lite.errors import T2TError
@@ -47,11 +47,15 @@ def register_problem(name=None):
     return _decorator(register, name)
 
 
+_t2t_sets: Dict[str, Callable] = {}  # t2t sets registered through the layer, by name
+
+
 def register_hparams(name=None):
     """Registers a t2t hparams set: its HParams become t2t-lite's when it is looked up."""
     def register(fn, name: Optional[str]):
         name = name or default_name(fn)
         lite_registry.register_hparams(name)(hparams_sets.lite_set(fn, name))
+        _t2t_sets[name] = fn
         return fn
     return _decorator(register, name)
 
@@ -75,8 +79,19 @@ def problem(name: str):
 
 
 def hparams(name: str):
-    """A fresh t2t-lite HParams of the set `name`."""
-    return lite_registry.hparams(name)
+    """t2t's `registry.hparams(name)`, for sets built from another: t2t HParams of a
+    Transformer set `transformer` provides or of a set registered through the layer.
+
+    Raises:
+      T2TError: any other name (t2t-lite's own sets are not t2t HParams).
+    """
+    from t2t_lite.t2t_compat import transformer
+    if name in _t2t_sets:
+        return _t2t_sets[name]()
+    if name in transformer.PROVIDED:
+        return getattr(transformer, name)()
+    raise T2TError(f"registry.hparams({name!r}): not a t2t hparams set of this user directory "
+                   f"nor one of t2t's Transformer sets ({', '.join(transformer.PROVIDED)}).")
 
 
 def list_problems() -> List[str]:

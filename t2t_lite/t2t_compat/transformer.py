@@ -75,6 +75,11 @@ def transformer_big_enfr() -> HParams:
     return _known("transformer_big_enfr")
 
 
+PROVIDED = ("transformer_base", "transformer_base_v1", "transformer_base_v2",
+            "transformer_base_v3", "transformer_big", "transformer_tiny", "transformer_small",
+            "transformer_base_single_gpu", "transformer_big_single_gpu", "transformer_big_enfr")
+
+
 def __getattr__(name: str):
     # Any other t2t set or the model class: one line instead of a bare AttributeError.
     raise AttributeError(

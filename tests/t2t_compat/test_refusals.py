@@ -273,3 +273,28 @@ def test_changes_t2t_lite_has_no_setting_for_are_said_not_to_be_used(isolated_re
     assert (hparams.hidden_size, hparams.filter_size, hparams.num_hidden_layers) == (256, 1024, 2)
     assert notes[-1] == ("hparams set 'adafactor_set': t2t-lite has no setting for "
                          "my_extra=3, optimizer='adafactor'; not used.")
+
+
+def test_a_set_built_from_another_by_registry_hparams(isolated_registry, tmp_path):
+    import_module(tmp_path, """
+        @registry.register_hparams
+        def my_base():
+          hparams = registry.hparams("transformer_tiny")
+          hparams.num_heads = 2
+          return hparams
+
+        @registry.register_hparams
+        def my_wide():
+          hparams = registry.hparams("my_base")
+          hparams.filter_size = 1024
+          return hparams
+
+        @registry.register_hparams
+        def from_lite():
+          return registry.hparams("transformer_multi30k")
+        """)
+    wide = registry.hparams("my_wide")
+    assert (wide.hidden_size, wide.num_heads, wide.filter_size) == (128, 2, 1024)
+    with pytest.raises(T2TError, match=r"^hparams set 'from_lite': registry.hparams\("
+                                       r"'transformer_multi30k'\): not a t2t hparams set"):
+        registry.hparams("from_lite")
