@@ -7,13 +7,13 @@ changed files is told in one line. Every test restores the registries.
 """
 
 import json
-import sys
 import textwrap
 
 import pytest
 
 from t2t_lite import registry, usr_dir
 from t2t_lite.bin import t2t_datagen, t2t_decoder, t2t_trainer
+from registry_isolation import isolated_registry  # noqa: F401  (fixtures)
 
 USR_PROBLEM = textwrap.dedent('''
     from t2t_lite import registry
@@ -43,23 +43,6 @@ USR_PROBLEM = textwrap.dedent('''
         hparams = transformer.transformer_tiny()
         return hparams.parse("hidden_size=32,filter_size=64,batch_size=256")
 ''')
-
-
-@pytest.fixture
-def isolated_registry(tmp_path):
-    """Restores both registries and the imported user directory after the test,
-    and forgets the modules imported from the test's user directories."""
-    registry.discover_all()
-    saved = [(r, dict(r._entries), dict(r._aliases), dict(r._origins))
-             for r in (registry._problems, registry._hparams)]
-    imported = usr_dir._imported
-    yield
-    for r, entries, aliases, origins in saved:
-        r._entries, r._aliases, r._origins = entries, aliases, origins
-    usr_dir._imported = imported
-    for name, module in list(sys.modules.items()):
-        if str(getattr(module, "__file__", None) or "").startswith(str(tmp_path)):
-            del sys.modules[name]
 
 
 def make_usr_dir(parent, name="my_t2t_usr", body=USR_PROBLEM):

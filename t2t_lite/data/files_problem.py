@@ -36,7 +36,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional
 
 from t2t_lite.data.problem import Corpus, Pair, Problem, read_parallel_text
 from t2t_lite.errors import T2TError
-from t2t_lite.textio import count_lines, iter_lines
+from t2t_lite.textio import iter_lines
 
 DEFINITION_KIND = "text_files"
 DEFINITION_VERSION = 1

@@ -18,6 +18,7 @@ from t2t_lite.bin import t2t_datagen
 from t2t_lite.data import datagen
 
 import t2t_usr_dirs
+from registry_isolation import isolated_registry  # noqa: F401  (fixtures)
 
 T2T_OUTPUT = pathlib.Path(__file__).parent / "data" / "t2t_datagen"
 PROBLEMS = ["reverse_sentences", "translate_xxyy_toy"]

@@ -8,6 +8,7 @@ from t2t_lite import registry, usr_dir
 from t2t_lite.bin import t2t_datagen, t2t_trainer
 
 import t2t_usr_dirs
+from registry_isolation import isolated_registry  # noqa: F401  (fixtures)
 
 # Written for this test after the shape of t2t's example: an hparams set from the
 # basic parameters, and a problem pairing consecutive lines of two Gutenberg books.

@@ -9,6 +9,7 @@ import shutil
 from t2t_lite.bin import t2t_datagen, t2t_decoder, t2t_import, t2t_trainer
 
 from paths import REPO_ROOT
+from registry_isolation import isolated_registry  # noqa: F401  (fixtures)
 
 MODEL_B = REPO_ROOT / "tests" / "t2t_import" / "data" / "model_b"
 

@@ -9,6 +9,7 @@ from t2t_lite import registry, usr_dir
 from t2t_lite.errors import T2TError
 
 import t2t_usr_dirs
+from registry_isolation import isolated_registry, notes  # noqa: F401  (fixtures)
 
 HEADER = textwrap.dedent('''\
     from tensor2tensor.data_generators import problem

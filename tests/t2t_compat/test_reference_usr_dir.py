@@ -12,6 +12,7 @@ from t2t_lite import registry, usr_dir
 from t2t_lite.bin import t2t_datagen
 from t2t_lite.data import datagen
 from t2t_lite.data.t2t_subwords_text import T2TSubwordText
+from registry_isolation import isolated_registry, notes  # noqa: F401  (fixtures)
 
 USR = T2T_REFERENCE / "tools" / "usr"
 VOCAB = T2T_REFERENCE / "model_a" / "data_dir" / "vocab.translate_ende_multi30k.8192.subwords"

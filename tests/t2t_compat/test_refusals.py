@@ -10,6 +10,7 @@ from t2t_lite.bin import t2t_datagen
 from t2t_lite.errors import T2TError
 
 import t2t_usr_dirs
+from registry_isolation import isolated_registry, notes  # noqa: F401  (fixtures)
 
 HEADER = textwrap.dedent('''\
     import tensorflow as tf

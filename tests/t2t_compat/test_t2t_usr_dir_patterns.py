@@ -16,6 +16,7 @@ from t2t_lite.bin import t2t_datagen, t2t_decoder, t2t_trainer
 from t2t_lite.data import datagen
 
 import t2t_usr_dirs
+from registry_isolation import isolated_registry  # noqa: F401  (fixtures)
 
 
 @pytest.fixture

@@ -1,4 +1,8 @@
-"""Shared by the tests of t2t's user-directory compatibility layer (t2t_lite.t2t_compat)."""
+"""Fixtures for tests that import user directories: the registries restored afterwards.
+
+Not a conftest.py: the suite's modules import `conftest` by name (tests/conftest.py), and a
+second conftest module would take that name; a test module imports what it uses from here.
+"""
 
 import sys
 
@@ -9,10 +13,9 @@ from t2t_lite import registry, usr_dir
 
 @pytest.fixture
 def isolated_registry(tmp_path):
-    """Restores both registries and the imported user directory after the test,
-    and forgets the modules imported from the test's user directories (as
-    tests/test_usr_dir.py does). The tensor2tensor names stay answered: the hook
-    lasts until the process ends, as it does for a program."""
+    """Restores both registries and the imported user directory after the test, and
+    forgets the modules imported from the test's user directories. The tensor2tensor
+    names stay answered: the hook lasts until the process ends, as in a program."""
     registry.discover_all()
     saved = [(r, dict(r._entries), dict(r._aliases), dict(r._origins))
              for r in (registry._problems, registry._hparams)]
@@ -28,7 +31,7 @@ def isolated_registry(tmp_path):
 
 @pytest.fixture
 def notes(monkeypatch):
-    """The one-line notes of the registry and the layer, as a list."""
+    """The one-line notes of the registry and the t2t compatibility layer, as a list."""
     lines = []
     monkeypatch.setattr(registry, "note", lines.append)
     return lines
