@@ -204,6 +204,7 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
     meta = read_metadata(data_dir, problem.name)
     _check_layout(meta, data_dir, log)
     corpora = problem.train_corpora(tmp_dir)
+    vocab_model = vocab_model or _t2t_vocab_file(problem, data_dir, log)
     vocab, counts = build_vocab_and_counts(problem, data_dir, corpora, log, vocab_model, clock)
     vocab_file = data_vocab_path(data_dir, problem, vocab_model)
     digest = hashlib.sha256(vocab.model_proto).hexdigest()
@@ -251,6 +252,19 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
         log(_split_line(split, stats, reused=False) + f" [{time.time() - start:.1f} s]")
     _write_metadata(data_dir, meta)
     return meta
+
+
+def _t2t_vocab_file(problem: Problem, data_dir: str,
+                    log: Callable[[str], None]) -> Optional[str]:
+    """The tensor2tensor vocabulary file a t2t problem names (`vocab_filename`, e.g.
+    `vocab.P.8192.subwords`), when t2t-datagen left one in `data_dir`: it is used as is,
+    as `--vocab_from` would use it, so the ids are t2t's."""
+    name = getattr(problem, "vocab_filename", None)  # t2t_lite.t2t_compat problems only
+    path = os.path.join(data_dir, name) if isinstance(name, str) else ""
+    if not (path.endswith(".subwords") and os.path.isfile(path)):
+        return None
+    log(f"  vocabulary: tensor2tensor's {name} is in {data_dir}: encoding with it (t2t's ids)")
+    return path
 
 
 def _check_layout(meta: Dict, data_dir: str, log: Callable[[str], None]) -> None:

@@ -63,14 +63,20 @@ def test_the_same_pairs_in_the_same_splits_as_t2t_datagen(t2t_usr, tmp_path, pro
         assert sorted(lite.raw_pairs(split, str(tmp_path / "tmp"))) == expected, split
 
 
+@pytest.mark.parametrize("given", ["--vocab_from", "left in the data directory"])
 @pytest.mark.parametrize("problem", PROBLEMS)
-def test_with_t2t_s_vocabulary_file_the_same_ids(t2t_usr, tmp_path, problem, capsys):
+def test_with_t2t_s_vocabulary_file_the_same_ids(t2t_usr, tmp_path, problem, given, capfd):
     data = tmp_path / "data"
     data.mkdir()
-    vocab = shutil.copy(T2T_OUTPUT / problem / f"vocab.{problem}.512.subwords", data)
+    name = f"vocab.{problem}.512.subwords"  # the problem's vocab_filename, as t2t names it
+    vocab = shutil.copy(T2T_OUTPUT / problem / name, data)
+    flags = [f"--vocab_from={vocab}"] if given == "--vocab_from" else []
     assert t2t_datagen.main([f"--t2t_usr_dir={t2t_usr}", f"--problem={problem}",
                              f"--data_dir={data}", f"--tmp_dir={tmp_path / 'tmp'}",
-                             f"--vocab_from={vocab}"]) == 0
+                             *flags]) == 0
+    found = (f"  vocabulary: tensor2tensor's {name} is in {data}: encoding with it "
+             "(t2t's ids)")
+    assert (found in capfd.readouterr().out.splitlines()) == (given != "--vocab_from")
     for split in ("train", "dev"):
         expected = sorted((i, t) for _, _, i, t in t2t_split(problem, split))
         assert lite_ids(data, problem, split) == expected, split
