@@ -38,7 +38,9 @@ Imports only ctranslate2, and sentencepiece or this package's pure-Python
 t2t_subwords_text module (and this package's name).
 """
 
+import dataclasses
 import json
+import math
 import os
 from typing import Dict, List, Optional, Sequence
 
@@ -55,8 +57,9 @@ VOCABULARY_FILE = "shared_vocabulary.json"  # CTranslate2's, source and target a
 
 
 # How far below its own cap a source's longest hypothesis must end for a translation
-# under a larger cap to stand for it (`CT2Translator.translate_results`): the search
-# stops at the step where a returned hypothesis ends, the end token one past its tokens.
+# under a larger cap to stand for it (`CT2Translator.translate_results`): where
+# `joint_hypotheses` allows the joint call, the search stops at the step where a
+# returned hypothesis ends, the end token one past its tokens.
 _CAP_MARGIN = 2
 _JOINT_MIN_EXTRA = 10  # extra_length from which one joint call is tried first
 
@@ -64,6 +67,69 @@ _JOINT_MIN_EXTRA = 10  # extra_length from which one joint call is tried first
 def _longest_hypothesis(result) -> int:
     """Tokens of the longest hypothesis of a CTranslate2 result (0 if none)."""
     return max((len(h) for h in result.hypotheses), default=0)
+
+
+def _samples(options: dict) -> bool:
+    """Whether `translate_batch` draws tokens at random with these options (CTranslate2
+    samples unless sampling_topk is 1 or the temperature 0): a second call draws other
+    tokens, so no call stands for another."""
+    return (options.get("sampling_topk", 1) != 1
+            and options.get("sampling_temperature", 1.0) != 0)
+
+
+def beam_stop_count(options: dict) -> int:
+    """round(beam_size x patience): the finished hypotheses at which CTranslate2's beam
+    search stops a source when it takes no early exit (its decoding.cc
+    `get_max_candidates`, C++ rounding: halves away from zero)."""
+    return int(math.floor(options.get("beam_size", 2) * options.get("patience", 1.0) + 0.5))
+
+
+def joint_hypotheses(options: dict) -> Optional[int]:
+    """The `num_hypotheses` under which one call under a larger `max_decoding_length`
+    gives a source what a call under its own cap gives, whenever its returned
+    hypotheses all end `_CAP_MARGIN` tokens below that cap; None where no number does.
+
+    The cap only ends a search (at its last step every beam counts as finished), so
+    the two calls agree while the search stops before that step. Where it stops is
+    CTranslate2's decoding.cc's rule (for these `translate_batch` options, its
+    defaults where absent):
+
+    - Greedy search (beam_size 1) stops where its one hypothesis ends: the
+      requested number.
+    - Beam search with a length penalty and no coverage penalty stops once
+      round(beam_size x patience) hypotheses have finished, and returns the best
+      `num_hypotheses` of them: asked for at least that many (`beam_stop_count`),
+      it returns one that ended at the step where the search stopped. Their best,
+      cut to the requested number, are what that number returns.
+    - With length_penalty=0 or a coverage penalty it takes an early exit, once its
+      top beam has finished and `num_hypotheses` are collected: a source may stop
+      past its cap with every returned hypothesis short of it (9 of the 23 sources
+      of tests/export/test_ctranslate2_joint.py at beam 4), so None.
+    - Sampling: None, a second call draws other tokens.
+    """
+    if _samples(options):
+        return None
+    requested = options.get("num_hypotheses", 1)
+    if options.get("beam_size", 2) == 1 and not options.get("prefix_bias_beta", 0):
+        return requested  # CTranslate2's greedy search
+    if options.get("length_penalty", 1.0) == 0 or options.get("coverage_penalty", 0) != 0:
+        return None
+    return max(requested, beam_stop_count(options))
+
+
+@dataclasses.dataclass(frozen=True)
+class TrimmedResult:
+    """A CTranslate2 result cut to its best hypotheses (its fields, best first)."""
+
+    hypotheses: list
+    scores: list      # empty unless return_scores
+    attention: list   # empty unless return_attention
+
+
+def _trimmed(result, count: int) -> TrimmedResult:
+    """`result` cut to its `count` best hypotheses (CTranslate2 sorts them best first)."""
+    return TrimmedResult(result.hypotheses[:count], result.scores[:count],
+                         result.attention[:count])
 
 
 def t2t_ctranslate2_tokens(subtokens: Sequence[str]) -> List[str]:
@@ -193,27 +259,37 @@ class CT2Translator:
         both t2t-decoder and CTranslate2 truncate so) + `extra_length` tokens,
         t2t-decoder's rule; None: the recorded `max_decoding_length` for all.
 
-        CTranslate2 takes one `max_decoding_length` per call, so the sources are
-        translated together under the largest of their caps, and only a source
-        whose search came within `_CAP_MARGIN` tokens of its own cap is translated
-        again under that cap. That is exact: a source's search runs step by step
-        the same under any cap it does not reach (the cap only ends the search),
-        and it stops at the step where one of its returned hypotheses ends, so a
-        result whose hypotheses all end further than the margin below the source's
-        cap never met it. One call per distinct cap instead (what this did before)
-        cut a batch of 20 Multi30k sentences into about 10 calls of 2: 3.9x slower
-        at extra_length=50. Below `_JOINT_MIN_EXTRA`, one call per cap as before.
+        CTranslate2 takes one `max_decoding_length` per call. Each source gets the
+        result of a call under its own cap: one call per distinct cap, or, where
+        that is provably the same (`joint_hypotheses`: greedy, or beam search with
+        a length penalty and no coverage penalty, not sampling), the sources are
+        translated together under the largest cap, asking for at least
+        round(beam_size x patience) hypotheses, and only a source whose search came
+        within `_CAP_MARGIN` tokens of its own cap is translated again under that
+        cap. Such a result never met its cap: its search stopped where one of those
+        hypotheses ended. One call per cap cut a batch of 20 Multi30k sentences
+        into about 10 calls of 2: 3.9x slower at extra_length=50. Below
+        `_JOINT_MIN_EXTRA`, one call per cap.
+
+        Returns:
+          Per source, CTranslate2's result, or a `TrimmedResult` with its fields
+          where the joint call asked for more hypotheses than `num_hypotheses`.
         """
-        longest = self.options["max_decoding_length"]
+        options = dict(self.options, **options)
+        longest = options["max_decoding_length"]
         caps = [longest if extra_length is None else min(length + extra_length, longest)
                 for length in self.source_lengths(pieces)]
+        requested = options.get("num_hypotheses", 1)
+        # Under a small extra_length most searches meet their cap, so the joint pass
+        # would mostly be redone (measured: 0.9x at 5 tokens, 1.4x at 10, 3.9x at 50).
+        count = (joint_hypotheses(options)
+                 if (extra_length or 0) >= _JOINT_MIN_EXTRA and len(set(caps)) > 1 else None)
+        if count is not None:
+            options["num_hypotheses"] = count
         results = [None] * len(pieces)
         redo = list(range(len(pieces)))
         # Passes of (cap, the cap whose sources it takes; None: every source left).
-        # Under a small extra_length most searches meet their cap, so the joint pass
-        # would mostly be redone (measured: 0.9x at 5 tokens, 1.4x at 10, 3.9x at 50).
-        joint = (extra_length or 0) >= _JOINT_MIN_EXTRA and len(set(caps)) > 1
-        passes = ([(max(caps), None)] if joint else []) + [
+        passes = ([(max(caps), None)] if count is not None else []) + [
             (cap, cap) for cap in dict.fromkeys(caps)]  # caps in order of first use
         for cap, only in passes:
             rows = [i for i in redo if only is None or caps[i] == only]
@@ -221,11 +297,13 @@ class CT2Translator:
                 continue
             translated = self.translator.translate_batch(
                 [pieces[i] for i in rows], max_batch_size=batch_size,
-                **dict(self.options, max_decoding_length=cap, **options))
+                **dict(options, max_decoding_length=cap))
             for i, result in zip(rows, translated):
                 if caps[i] == cap or _longest_hypothesis(result) + _CAP_MARGIN < caps[i]:
                     results[i] = result
             redo = [i for i in redo if results[i] is None]
+        if count is not None and count > requested:
+            results = [_trimmed(result, requested) for result in results]
         return results
 
     def translate_pieces(self, pieces: Sequence[Sequence[str]], batch_size: int = 32,

@@ -45,12 +45,15 @@ t2t_lite/export.json as "translate_batch". The mapping of t2t-decoder's
                                beam_size=1
 
 Differences of the search itself (not of the model: teacher-forced log
-probabilities agree to ~1e-6, tests/export/test_ctranslate2.py): CTranslate2
-collects the first beam_size finished hypotheses and stops (t2t-lite stops
-when no alive hypothesis can beat the finished ones), registers EOS only among
-the beam_size best candidates of a step (t2t-lite: among 2 x beam_size), and
-counts a hypothesis cut off at the maximum length as finished. Blank lines:
-t2t-lite returns "" without decoding; CTranslate2 translates the lone EOS.
+probabilities agree to ~1e-6, tests/export/test_ctranslate2.py): with a length
+penalty CTranslate2 collects the first beam_size finished hypotheses (beam_size x
+patience) and stops, and with length_penalty=0 (alpha=0) it stops once its best
+beam has finished and num_hypotheses are collected (its decoding.cc's early
+exit; t2t-lite stops when no alive hypothesis can beat the finished ones); it
+registers EOS only among the beam_size best candidates of a step (t2t-lite:
+among 2 x beam_size), and counts a hypothesis cut off at the maximum length as
+finished. Blank lines: t2t-lite returns "" without decoding; CTranslate2
+translates the lone EOS.
 """
 
 import os

@@ -12,9 +12,12 @@ The model is converted once by t2t-exporter's converter into a cache
 (`num_hypotheses`, `return_scores`). What t2t-decoder adds around a search is
 kept: blank lines give "" without decoding, the problem's `postprocess`, the
 written line (`decoding.format_hypotheses`), and extra_length (each output at
-most its source's length + extra_length: `CT2Translator.translate_results`
-translates a batch under its largest cap and again under its own cap only a
-source whose search came near it).
+most its source's length + extra_length: `CT2Translator.translate_results` gives
+each source the result of a call under its own cap, by one call under the
+batch's largest cap and again under its own cap only for a source whose search
+came near it where that is provably the same, i.e. with a length penalty, and
+by one call per cap at alpha=0, where CTranslate2's early exit would let a
+sentence's answer depend on its batch-mates).
 
 Where CTranslate2's search cannot do what t2t-decoder does (see
 ctranslate2_export's docstring), the option is mapped as the export documents
