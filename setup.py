@@ -77,6 +77,9 @@ setup(
         "bench": ["ctranslate2==4.8.5"],
         # Training curves as a PNG (recipes/plot_curves.py).
         "plot": ["matplotlib==3.11.2"],
+        # The docs site (docs/): Sphinx with Markdown pages (myst-parser) and each program's
+        # reference generated from its parser (sphinx-argparse); .ci/run builds it with -W.
+        "docs": ["sphinx==9.0.4", "myst-parser==5.2.0", "sphinx-argparse==0.6.1"],
         # BLEU of a Japanese / Korean target with sacreBLEU's recommended tokenizer
         # (ja-mecab / ko-mecab): the packages sacrebleu 2.6.0's own `ja` / `ko` extras
         # name. Without them such targets are scored with `char` (t2t_lite.metrics.bleu).

@@ -50,7 +50,10 @@ def mapped_options(params: SearchParams, hparams) -> List[str]:
                       f"{params.alpha:g} (score / length ** alpha: CTranslate2 has no gnmt "
                       "penalty; length_penalty=fairseq is exact)")
     if params.beam_size > 1 and not sampling:
-        if params.stop_rule == "t2t":
+        if params.alpha == 0:  # CTranslate2's early exit without a length penalty
+            mapped.append(f"stop_rule={params.stop_rule} -> CTranslate2's rule at alpha=0 "
+                          "(stop once its best beam has finished)")
+        elif params.stop_rule == "t2t":
             mapped.append("stop_rule=t2t -> CTranslate2's rule (stop at beam_size finished "
                           "hypotheses, as stop_rule=beam_full)")
         mapped.append(f"beam_size={params.beam_size} -> CTranslate2's beam search (EOS only "

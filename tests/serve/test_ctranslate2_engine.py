@@ -174,8 +174,12 @@ def test_mapped_options_are_named():
     assert mapped_options(SearchParams(), hp) == [gnmt, STOP_RULE, BEAM.format(4)]
     assert mapped_options(SearchParams(beam_size=1, stop_rule="beam_full",
                                        length_penalty="fairseq"), hp) == []
-    assert mapped_options(SearchParams(beam_size=3, stop_rule="beam_full", alpha=0), hp) == [
-        BEAM.format(3)]
+    assert mapped_options(SearchParams(beam_size=3, stop_rule="beam_full",
+                                       length_penalty="fairseq"), hp) == [BEAM.format(3)]
+    for rule in ("t2t", "beam_full"):  # at alpha=0 CTranslate2 exits once its best beam ends
+        assert mapped_options(SearchParams(beam_size=3, stop_rule=rule, alpha=0), hp) == [
+            f"stop_rule={rule} -> CTranslate2's rule at alpha=0 (stop once its best beam has "
+            "finished)", BEAM.format(3)]
     assert mapped_options(SearchParams(sampling_temperature=0.7, sampling_seed=5, alpha=0,
                                        max_input_length=-1), hp) == [
         "max_input_length=-1 (no limit) -> max_input_length=1024 (the longest input "
