@@ -78,11 +78,11 @@ def test_concurrent_requests_get_their_own_translations(server, expected):
 
 
 def readme_tf_serving_example():
-    """(path, JSON body) of the README's curl example for TF Serving."""
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    """(path, JSON body) of the serving docs' curl example for TF Serving."""
+    page = (REPO_ROOT / "docs" / "serving.md").read_text(encoding="utf-8")
     found = re.search(r"curl -X POST http://localhost:8501(/v1/models/\w+:predict) \\\n"
-                      r"\s+-d '([^']*)'", readme)
-    assert found, "README's TF Serving curl example not found"
+                      r"\s+-d '([^']*)'", page)
+    assert found, "docs/serving.md's TF Serving curl example not found"
     return found.group(1), found.group(2)
 
 
