@@ -242,6 +242,9 @@ def load_vocab_file(path: str):
     if path.endswith(".subwords"):
         from t2t_lite.data.t2t_subwords import T2TSubwordVocab
         return T2TSubwordVocab.from_file(path)
+    if path.endswith((".bytes", ".tokens")):  # t2t's ByteTextEncoder / TokenTextEncoder
+        from t2t_lite.data import t2t_text_encoders
+        return t2t_text_encoders.load_file(path)
     return SubwordVocab.from_file(path)
 
 

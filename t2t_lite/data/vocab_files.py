@@ -5,8 +5,11 @@ it when absent: a SentencePiece model learned from (a seeded reservoir sample
 of at most `problem.vocab_sample_pairs`) train pairs, `{problem}.sp{size}.model`
 with its readable `.vocab` table, or a copy of a trained model's vocabulary
 (`vocab_model`: SentencePiece, or tensor2tensor's `*.subwords`, kept as
-`t2t_vocab_path`). Files are written atomically (`split_writer.write_atomically`),
-the model last, so its presence means the vocabulary is complete.
+`t2t_vocab_path`); for a t2t compat problem whose vocab_type is CHARACTER
+or TOKEN, t2t's ByteTextEncoder / TokenTextEncoder, kept as `{problem}.bytes` /
+`{problem}.tokens` (`t2t_text_encoders`: nothing to learn). Files are written
+atomically (`split_writer.write_atomically`), the model last, so its presence
+means the vocabulary is complete.
 """
 
 import os
@@ -14,6 +17,7 @@ import random
 import time
 from typing import Callable, Iterable, List, Optional, Tuple
 
+from t2t_lite.data import t2t_text_encoders
 from t2t_lite.data.problem import Corpus, Pair, Problem
 from t2t_lite.data.progress import Clock, Progress, heartbeat
 from t2t_lite.data.split_writer import write_atomically
@@ -78,6 +82,13 @@ def build_vocab_and_counts(problem: Problem, data_dir: str, corpora: List[Corpus
     path = data_vocab_path(data_dir, problem, vocab_model)
     if vocab_model:
         return _copy_vocab(vocab_model, path, log), None
+    if t2t_text_encoders.is_text_encoder_file(path):  # t2t's CHARACTER or TOKEN: no learning
+        vocab, data = t2t_text_encoders.build(problem, data_dir, path)
+        if _file_bytes(path) != data:  # a changed token file or oov_token: written again
+            write_atomically(path, data)
+        log(f"  vocabulary: {os.path.basename(path)}, tensor2tensor's "
+            f"{vocab.t2t_encoder} ({vocab.vocab_size} ids, t2t's)")
+        return vocab, None
     if path.endswith(T2T_SUFFIX):  # copied by an earlier run with a t2t vocab_model
         vocab = T2TSubwordVocab.from_file(path)
         log(f"  vocabulary: reusing {os.path.basename(path)} ({vocab.vocab_size} subwords)")
@@ -123,11 +134,23 @@ def t2t_vocab_path(data_dir: str, problem: Problem) -> str:
 
 def data_vocab_path(data_dir: str, problem: Problem, vocab_model: Optional[str] = None) -> str:
     """The vocabulary file of `problem`'s data in `data_dir`: a t2t subwords file when
-    `vocab_model` is one or an earlier run copied one, else the SentencePiece model."""
+    `vocab_model` is one or an earlier run copied one, t2t's byte or token vocabulary
+    for a CHARACTER or TOKEN problem, else the SentencePiece model."""
     t2t_path = t2t_vocab_path(data_dir, problem)
     if vocab_model:
         return t2t_path if vocab_model.endswith(T2T_SUFFIX) else vocab_path(data_dir, problem)
+    text_encoder_path = t2t_text_encoders.data_file(data_dir, problem)
+    if text_encoder_path:
+        return text_encoder_path
     return t2t_path if os.path.isfile(t2t_path) else vocab_path(data_dir, problem)
+
+
+def _file_bytes(path: str) -> Optional[bytes]:
+    """The bytes of `path`, or None when it is absent."""
+    if not os.path.isfile(path):
+        return None
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def _write_vocab(vocab: SubwordVocab, path: str) -> None:

@@ -62,6 +62,7 @@ from typing import Optional, Union
 
 from t2t_lite import model_dir as model_dir_lib
 from t2t_lite.data.t2t_subwords import T2TSubwordVocab
+from t2t_lite.data.t2t_text_encoders import T2TByteVocab, T2TTokenVocab
 from t2t_lite.decode.search import SearchParams, input_limit
 from t2t_lite.errors import T2TError
 from t2t_lite.export import versions
@@ -151,6 +152,11 @@ def export_ctranslate2(model_dir: str, export_dir: str,
     ctranslate2 = require_ctranslate2()
     check_quantization(quantization)
     source = load_source(model_dir, decode_params, checkpoint_path, checkpoint_average)
+    if isinstance(source.vocab, (T2TByteVocab, T2TTokenVocab)):  # no CTranslate2 tokenizer
+        raise T2TError(f"{model_dir}: a model of t2t's {source.vocab.t2t_encoder} "
+                       "(CHARACTER/TOKEN vocab_type) cannot be exported for CTranslate2, whose "
+                       "clients tokenize with SentencePiece or t2t subwords only; export a "
+                       "SavedModel instead.")
     check_problem(source.problem, source.params, source.vocab)
     hparams = source.model.hparams
     check_convertible(hparams)

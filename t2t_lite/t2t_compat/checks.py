@@ -5,8 +5,8 @@ problem refuses when it is used, `refusing_problem`): a MultiProblem; a
 problem that is not text to text; a user's override of a member t2t-lite
 would not call (`OVERRIDES`: two vocabularies, other features,
 preprocessing, metrics, decode hooks, its own data generation). Refused when
-it is made (`Text2TextProblem.__init__`): CHARACTER and TOKEN vocabularies
-(`vocab_refusal`), custom modalities (`problem_hparams`). Members that
+it is made (`Text2TextProblem.__init__`): a vocab_type other than t2t's
+three (`vocab_refusal`), custom modalities (`problem_hparams`). Members that
 only shape t2t's vocabulary builder are said, in one line, not to be used
 (`vocab_note`).
 """
@@ -103,6 +103,8 @@ VOCAB_MEMBERS = ("generate_text_for_vocab", "vocab_data_files", "max_subtoken_le
 
 def vocab_note(problem) -> Optional[str]:
     """The one line naming the user's vocabulary-building members t2t-lite does not use."""
+    if problem.vocab_type != "subwords":  # t2t builds no SubwordTextEncoder for it either
+        return None
     members = [f"{owner.__name__}.{member}" for member in VOCAB_MEMBERS
                for owner in [_user_defined(type(problem), member)] if owner is not None]
     if problem.additional_reserved_tokens:
@@ -117,9 +119,7 @@ def vocab_note(problem) -> Optional[str]:
 def vocab_refusal(problem) -> Optional[str]:
     """The one-line refusal of a vocabulary type t2t-lite cannot build, or None."""
     kind = problem.vocab_type
-    if kind == "subwords":
+    if kind in ("subwords", "character", "tokens"):  # t2t's three VocabTypes
         return None
-    what = {"character": "CHARACTER (t2t's ByteTextEncoder)",
-            "tokens": "TOKEN (t2t's TokenTextEncoder)"}.get(kind, repr(kind))
-    return (f"{type(problem).__name__}.vocab_type is {what}: not supported yet by t2t-lite's "
-            "compatibility layer, which builds SUBWORD vocabularies (SentencePiece) only.")
+    return (f"{type(problem).__name__}.vocab_type is {kind!r}: not a t2t VocabType "
+            "(SUBWORD, CHARACTER or TOKEN).")

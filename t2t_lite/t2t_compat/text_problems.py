@@ -5,8 +5,10 @@ A `Text2TextProblem` subclass is a t2t-lite `Problem`: `raw_pairs` are its
 (`samples`), its vocabulary a SentencePiece model of `approx_vocab_size`
 pieces learned by t2t-datagen (said once in one line: the ids differ from t2t's
 SubwordTextEncoder's; a t2t vocabulary file is used as is with
-`t2t-datagen --vocab_from=FILE.subwords`). Its members t2t-lite cannot honour
-are refused in one line (`checks`).
+`t2t-datagen --vocab_from=FILE.subwords`). A CHARACTER or TOKEN vocab_type
+is t2t's ByteTextEncoder or TokenTextEncoder (the token file read from the
+data directory, as t2t does) with t2t's ids (`data.t2t_text_encoders`). Its
+members t2t-lite cannot honour are refused in one line (`checks`).
 """
 
 import os
@@ -22,7 +24,8 @@ from t2t_lite.t2t_compat import checks, problem, samples
 
 
 class VocabType:
-    """t2t's vocabulary kinds (only SUBWORD is built here: `checks.vocab_refusal`)."""
+    """t2t's vocabulary kinds: SUBWORD is learned as SentencePiece, CHARACTER and TOKEN
+    are t2t's own encoders (`t2t_lite.data.t2t_text_encoders`)."""
     CHARACTER = "character"
     SUBWORD = "subwords"
     TOKEN = "tokens"
@@ -130,7 +133,10 @@ class Text2TextProblem(problem.Problem):
 
     @property
     def vocab_size(self) -> int:
-        """SentencePiece pieces: t2t's approx_vocab_size."""
+        """SentencePiece pieces: t2t's approx_vocab_size; 258 for CHARACTER (t2t's
+        ByteTextEncoder). For TOKEN the token file decides, which datagen reads."""
+        if self.vocab_type == VocabType.CHARACTER:
+            return 256 + 2
         return int(self.approx_vocab_size)
 
     @property
@@ -150,11 +156,12 @@ class Text2TextProblem(problem.Problem):
         self._check()
         if type(self) not in _said:
             _said.add(type(self))
-            registry.note(
-                f"{self.name}: a vocabulary t2t-datagen learns for it is a SentencePiece model "
-                f"of approx_vocab_size={self.vocab_size} pieces, whose ids differ from t2t's "
-                "SubwordTextEncoder's (to encode with t2t's own vocabulary file, give "
-                f"t2t-datagen --vocab_from=DIR/{self.vocab_filename}).")
+            if self.vocab_type == VocabType.SUBWORD:
+                registry.note(
+                    f"{self.name}: a vocabulary t2t-datagen learns for it is a SentencePiece "
+                    f"model of approx_vocab_size={self.vocab_size} pieces, whose ids differ "
+                    "from t2t's SubwordTextEncoder's (to encode with t2t's own vocabulary "
+                    f"file, give t2t-datagen --vocab_from=DIR/{self.vocab_filename}).")
             unused = checks.vocab_note(self)
             if unused:
                 registry.note(unused)

@@ -120,7 +120,7 @@ def test_a_subclass_with_its_own_init_is_checked_when_its_data_is_read(isolated_
         @registry.register_problem
         class OwnInit(text_problems.Text2TextProblem):
           is_generate_per_split = True
-          vocab_type = text_problems.VocabType.CHARACTER
+          vocab_type = "pieces"
 
           def __init__(self):
             self.lines = ["a"]
@@ -129,7 +129,7 @@ def test_a_subclass_with_its_own_init_is_checked_when_its_data_is_read(isolated_
             for line in self.lines:
               yield {"inputs": line, "targets": line}
         """)
-    with pytest.raises(T2TError, match=r"^OwnInit.vocab_type is CHARACTER"):
+    with pytest.raises(T2TError, match=r"^OwnInit.vocab_type is 'pieces'"):
         list(registry.problem("own_init").raw_pairs("train", None))
 
 

@@ -106,18 +106,10 @@ PROBLEM_REFUSALS = [
      "supported (t2t-lite's Transformer has t2t's SYMBOL modality only)."),
     ("""
      @registry.register_problem
-     class Characters(_Base):
-       vocab_type = text_problems.VocabType.CHARACTER
-     """, "characters",
-     "Characters.vocab_type is CHARACTER (t2t's ByteTextEncoder): not supported yet by "
-     "t2t-lite's compatibility layer, which builds SUBWORD vocabularies (SentencePiece) only."),
-    ("""
-     @registry.register_problem
-     class Tokens(_Base):
-       vocab_type = text_problems.VocabType.TOKEN
-     """, "tokens",
-     "Tokens.vocab_type is TOKEN (t2t's TokenTextEncoder): not supported yet by t2t-lite's "
-     "compatibility layer, which builds SUBWORD vocabularies (SentencePiece) only."),
+     class Pieces(_Base):
+       vocab_type = "pieces"
+     """, "pieces",
+     "Pieces.vocab_type is 'pieces': not a t2t VocabType (SUBWORD, CHARACTER or TOKEN)."),
 ]
 
 
