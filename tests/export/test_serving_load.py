@@ -85,7 +85,7 @@ def test_every_mixed_up_answer_is_counted_with_what_was_expected():
     requests = [["a", "b"], ["c", "d"], ["e", "f"]]
     answers = [(["A", "B"], [-1.0, -2.0]), (["C", "D"], [-3.0, -4.0]), (["E", "F"], [-5.0, -6.0])]
     load = serving_load.run_load(_MixUp(requests, answers), requests, answers,
-                                 threads=2, seconds=0.2, seed=0)
+                                 threads=2, seconds=1.0, seed=0)
     calls = sum(load["requests_per_thread"])
     assert calls >= 3 and min(load["requests_per_thread"]) > 0
     assert serving_load.summarize(load)["mismatches"] == 2 * (calls // 3)  # both sentences
