@@ -27,6 +27,7 @@ SHARED_MODEL_MODULES = frozenset({
     "tests/export/test_ctranslate2.py",
     "tests/export/test_export.py",
     "tests/recipes/test_numbers_accuracy.py",
+    "tests/serve/test_answers_match_decoder.py",
     "tests/train/test_warm_start.py",
     "tests/visualize/test_attention.py",
 })
