@@ -92,6 +92,9 @@ def test_byte_and_token_ids_are_t2t_s():
     assert t2t_byte_ids("fü")[:-1] == [104, 197, 190]  # f, then ü's two UTF-8 bytes, + 2
     tokens = T2TTokenVocab(token_file_bytes("\n".join(TOKEN_LINES).encode(), "<UNK>"))
     assert tokens.vocab_size == 12 and tokens.unk_id == 2
+    # [7, 2, 2, 10], 12 ids and ByteTextEncoder's [104, 197, 190] for "fü" (258 ids) are what
+    # tensor2tensor 1.15.7's own text_encoder gives for these inputs (run beside t2t's
+    # reference venv, ../shared/t2t-reference/README.md); t2t-lite adds EOS (1).
     assert tokens.encode_texts([text]) == [t2t_token_ids(text)] == [[7, 2, 2, 10, 1]]
     assert tokens.decode_ids([[7, 2, 10, 1, 4], [0, 99, 4]]) == ["zwei <UNK> acht", "eins"]
     # Bytes decode as t2t's decode("utf-8", "replace"); ids past 257 are dropped.
