@@ -105,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     import keras
     from t2t_lite.train.experiment import train_problem
     from t2t_lite.train.strategy import make_strategy
+    from t2t_lite.train import tokens_seen
     from t2t_lite.train.trainer import TrainOptions
 
     strategy = make_strategy(args.strategy)  # before any other TensorFlow op
@@ -129,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
     if result.interrupted:
         return 130
     print(f"Done: step {result.step}, loss {result.loss:.4f}; model in {args.output_dir}.")
+    since = f" since step {result.tokens_from}" if result.tokens_from else ""
+    print(f"Trained on{since}: {tokens_seen.describe(result.tokens)}.")
     return 0
 
 

@@ -2,28 +2,36 @@
 
     python recipes/multi30k_ende.py --tmp_dir=../shared/data/multi30k --work_dir=m30k
 
-runs, as a user would type them, the commands the README lists:
+runs, as a user would type them, the commands of docs/recipes/multi30k.md:
 
     t2t-datagen --problem=translate_ende_multi30k ...
-    t2t-trainer --hparams_set=transformer_multi30k --max_train_minutes=... ...
-    t2t-avg-checkpoints --checkpoints=<the last 5 saved by each time mark> ...
+    t2t-trainer --hparams_set=transformer_multi30k --train_steps=... ...
+    t2t-avg-checkpoints --checkpoints=<the last 5 saved by each mark> ...
         (--select=best_dev_loss: the 5 of lowest dev loss among them)
     t2t-tune-decoder --grid=... on val (with --tune_grid; else --decode_hparams)
     t2t-decoder --decode_hparams=beam_size=4,alpha=0.6 --decode_reference=... ...
     t2t-bleu --moses_lang=de --lowercase ...
 
-and then scores test_2016_flickr at each time mark (`--marks`, minutes of
-training wall time counted from the trainer's start, start-up included) and at
-the end, with the four combinations of {last checkpoint, average of
-`--average` checkpoints} x {greedy, the search of --decode_hparams or chosen on
-val}, and the average's search output also lowercased and Moses-tokenized (the
-convention of papers scored with multi-bleu.perl or fairseq). The final
-average is also scored on val. It prints one table and writes it to
-WORK_DIR/results.json; the last line is the final score.
+The budget is stated the way published results state theirs: optimizer steps
+(`--train_steps`, default the hparams set's) of batches of `--batch_size`
+tokens (default the set's; like fairseq's --max-tokens, padded max(source,
+target) tokens per batch). `--train_minutes` adds a wall-clock limit; with it,
+the marks are fractions of those minutes instead.
 
-Checkpoints are saved every `--save_secs` seconds and all kept, so the
-checkpoints "available at minute m" are those whose timestamp (in the model
-directory's `checkpoint` state file) is at most m minutes after the start.
+It then scores test_2016_flickr at each mark (`--marks`, fractions of the
+budget: the checkpoints saved by that step, or by that minute counted from the
+trainer's start) and at the end, with the four combinations of {last
+checkpoint, average of `--average` checkpoints} x {greedy, the search of
+--decode_hparams or chosen on val}, and the average's search output also
+lowercased and Moses-tokenized (the convention of papers scored with
+multi-bleu.perl or fairseq). The final average is also scored on val. Each row
+gives the steps and the tokens trained on by its last checkpoint (padded, and
+real target tokens; `t2t_lite.train.tokens_seen`). It prints one table and
+writes it to WORK_DIR/results.json; the last line is the final score.
+
+Checkpoints are saved every `--save_steps` steps (or `--save_secs` seconds) and
+all kept. Running the recipe again resumes training where its last checkpoint
+was written (t2t-trainer's exact resume) and says so in results.json.
 """
 
 import argparse
@@ -40,27 +48,41 @@ TEST_STEM = "test_2016_flickr"
 DEV_STEM = "val"
 
 
-def run_command(args: List[str], log_path: str, stdout: bool = False) -> str:
+def run_command(args: List[str], log_path: str, stdout: bool = False,
+                stream: bool = False) -> str:
     """Runs a t2t-lite command, echoing it; returns its stderr (or, with `stdout`, its
-    standard output). A failure ends the recipe."""
+    standard output; with `stream`, both, written to the log line by line as they
+    come, for hours-long training). A failure ends the recipe."""
     print("+ " + " ".join(args), flush=True)
     # The console scripts installed beside this interpreter (a venv's bin/), else PATH's.
     local = os.path.join(os.path.dirname(sys.executable), args[0])
     args = [local if os.path.exists(local) else args[0]] + args[1:]
     with open(log_path, "a", encoding="utf-8") as log:
-        proc = subprocess.run(args, stdout=subprocess.PIPE if stdout else log,
-                              stderr=subprocess.PIPE, text=True)
-        if stdout:
-            log.write(proc.stdout)
-        log.write(proc.stderr)
+        if stream:
+            proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    text=True)
+            lines = []
+            for line in proc.stdout:
+                log.write(line)
+                log.flush()
+                lines.append(line)
+            proc.wait()
+            proc.stdout = proc.stderr = "".join(lines)
+        else:
+            proc = subprocess.run(args, stdout=subprocess.PIPE if stdout else log,
+                                  stderr=subprocess.PIPE, text=True)
+            if stdout:
+                log.write(proc.stdout)
+            log.write(proc.stderr)
     if proc.returncode != 0:
         tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
         sys.exit(f"recipe: {args[0]} exited with {proc.returncode} (log: {log_path}):\n{tail}")
-    return proc.stdout if stdout else proc.stderr
+    return proc.stdout if stdout or stream else proc.stderr
 
 
 def checkpoint_times(model_dir: str) -> List[tuple]:
-    """(timestamp, prefix) of every checkpoint in the model directory, oldest first."""
+    """(timestamp, prefix) of every checkpoint in the model directory, oldest first
+    (prefixes end in -STEP)."""
     with open(os.path.join(model_dir, "checkpoint"), encoding="utf-8") as f:
         text = f.read()
     paths = re.findall(r'^all_model_checkpoint_paths: "(.*)"$', text, re.M)
@@ -69,6 +91,17 @@ def checkpoint_times(model_dir: str) -> List[tuple]:
         raise SystemExit(f"recipe: {model_dir}/checkpoint lists {len(paths)} checkpoints but "
                          f"{len(stamps)} timestamps.")
     return list(zip(stamps, [os.path.join(model_dir, p) for p in paths]))
+
+
+def checkpoint_step(prefix: str) -> int:
+    return int(prefix.rsplit("-", 1)[1])
+
+
+def available_at(checkpoints: List[tuple], fraction: float, args) -> List[tuple]:
+    """The checkpoints saved by a mark: a fraction of the steps, or of --train_minutes."""
+    if args.train_minutes:
+        return [c for c in checkpoints if c[0] <= args.start + 60 * fraction * args.train_minutes]
+    return [c for c in checkpoints if checkpoint_step(c[1]) <= fraction * args.train_steps]
 
 
 def decode_bleu(model_dir: str, checkpoint: Optional[str], decode_hparams: str, stem: str,
@@ -134,9 +167,12 @@ def score_mark(label: str, available: List[tuple], args, decode_hparams: str,
     """The four test scores with the checkpoints available at one time mark (last
     checkpoint or average, greedy or `decode_hparams`), and the average's
     lowercased Moses-tokenized score."""
+    from t2t_lite.train import tokens_seen  # TensorFlow: not for --help
     last = available[-1][1]
     avg_dir, averaged = avg or average(label, available, args, log_path)
-    row = {"mark": label, "checkpoint": os.path.basename(last), "averaged": averaged,
+    row = {"mark": label, "checkpoint": os.path.basename(last), "step": checkpoint_step(last),
+           "minutes": round((available[-1][0] - args.start) / 60, 1),
+           "tokens": tokens_seen.read(last), "averaged": averaged,
            "decode_hparams": decode_hparams}
     for name, model_dir, checkpoint in (("single", args.model_dir, last),
                                         ("avg", avg_dir, None)):
@@ -158,10 +194,20 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--random_seed", type=int, default=1)
     p.add_argument("--precision", default="float32", choices=["float32", "mixed_bfloat16"],
                    help="t2t-trainer's --precision (decoding is float32 either way)")
-    p.add_argument("--train_minutes", type=float, default=60)
-    p.add_argument("--train_steps", type=int, default=0, help="0: the hparams set's")
-    p.add_argument("--marks", default="25,50", help="minutes at which to score as well")
-    p.add_argument("--save_secs", type=int, default=120)
+    p.add_argument("--train_steps", type=int, default=0,
+                   help="the budget's optimizer steps; 0: the hparams set's train_steps")
+    p.add_argument("--batch_size", type=int, default=0,
+                   help="the budget's tokens per batch (padded max(source, target), like "
+                        "fairseq's --max-tokens); 0: the hparams set's batch_size")
+    p.add_argument("--train_minutes", type=float, default=0,
+                   help="also stop after this many minutes of training; the marks are then "
+                        "fractions of these minutes (0: no time limit)")
+    p.add_argument("--marks", default="0.25,0.5",
+                   help="fractions of the budget (steps, or --train_minutes) at which to "
+                        "score as well")
+    p.add_argument("--save_steps", type=int, default=250,
+                   help="steps between checkpoints (all kept); 0: by --save_secs")
+    p.add_argument("--save_secs", type=int, default=0, help="seconds between checkpoints")
     p.add_argument("--average", type=int, default=5, help="checkpoints averaged")
     p.add_argument("--select", default="last", choices=["last", "best_dev_loss"],
                    help="the checkpoints averaged: the last --average, or the --average of "
@@ -174,29 +220,65 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--eval_every", type=int, default=500)
     p.add_argument("--eval_bleu_sentences", type=int, default=1014)
     args = p.parse_args(argv)
+    try:
+        args.marks = [float(m) for m in args.marks.split(",") if m.strip()]
+    except ValueError:
+        p.error(f"--marks: fractions of the budget, e.g. 0.25,0.5; got {args.marks!r}")
+    if any(not 0 < m < 1 for m in args.marks):
+        p.error(f"--marks: fractions between 0 and 1 (the end is always scored); "
+                f"got {args.marks}")
+    if not (args.save_steps or args.save_secs):
+        p.error("--save_steps or --save_secs: checkpoints are needed to average")
     args.model_dir = os.path.join(args.work_dir, "model")
     args.data_dir = os.path.join(args.work_dir, "data")
     return args
 
 
+def resolve_budget(args) -> None:
+    """Fills in --train_steps and --batch_size from the hparams set (and --hparams)."""
+    from t2t_lite import registry
+    if args.batch_size:
+        if re.search(r"(^|,)\s*batch_size\s*=", args.hparams):
+            sys.exit("recipe: batch_size given twice (--batch_size and --hparams); give one.")
+        args.hparams = ",".join(x for x in (args.hparams, f"batch_size={args.batch_size}") if x)
+    hp = registry.hparams(args.hparams_set).parse(args.hparams)
+    args.train_steps = args.train_steps or hp.train_steps
+    args.batch_size = hp.batch_size
+
+
+def train(args, log_path: str) -> List[int]:
+    """Runs t2t-trainer (resuming if the model directory has checkpoints); returns the
+    steps it resumed at."""
+    command = ["t2t-trainer", f"--problem={PROBLEM}", f"--hparams_set={args.hparams_set}",
+               f"--data_dir={args.data_dir}", f"--output_dir={args.model_dir}",
+               f"--train_steps={args.train_steps}",
+               f"--max_train_minutes={args.train_minutes:g}",
+               f"--save_checkpoints_steps={args.save_steps}",
+               f"--save_checkpoints_secs={args.save_secs}",
+               "--keep_checkpoint_max=0", f"--eval_every={args.eval_every}",
+               f"--eval_bleu_sentences={args.eval_bleu_sentences}",
+               f"--random_seed={args.random_seed}", f"--precision={args.precision}"]
+    if args.hparams:
+        command.append(f"--hparams={args.hparams}")
+    output = run_command(command, log_path, stream=True)
+    return [int(s) for s in re.findall(r"^Resumed from \S+ at step (\d+)\.$", output, re.M)]
+
+
+def tokens_text(tokens: Optional[Dict[str, int]]) -> str:
+    from t2t_lite.train import tokens_seen
+    return tokens_seen.describe(tokens) if tokens else "tokens not counted"
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
+    resolve_budget(args)
     os.makedirs(args.work_dir, exist_ok=True)
     log_path = os.path.join(args.work_dir, "recipe.log")
     run_command(["t2t-datagen", f"--problem={PROBLEM}", f"--data_dir={args.data_dir}",
                  f"--tmp_dir={args.tmp_dir}"], log_path)
-    start = time.time()
-    train = ["t2t-trainer", f"--problem={PROBLEM}", f"--hparams_set={args.hparams_set}",
-             f"--data_dir={args.data_dir}", f"--output_dir={args.model_dir}",
-             f"--max_train_minutes={args.train_minutes:g}", f"--train_steps={args.train_steps}",
-             f"--save_checkpoints_secs={args.save_secs}", "--save_checkpoints_steps=0",
-             "--keep_checkpoint_max=0", f"--eval_every={args.eval_every}",
-             f"--eval_bleu_sentences={args.eval_bleu_sentences}",
-             f"--random_seed={args.random_seed}", f"--precision={args.precision}"]
-    if args.hparams:
-        train.append(f"--hparams={args.hparams}")
-    run_command(train, log_path)
-    train_minutes = (time.time() - start) / 60
+    args.start = time.time()
+    resumed_at = train(args, log_path)
+    train_minutes = (time.time() - args.start) / 60
     checkpoints = checkpoint_times(args.model_dir)
 
     # The final average first: the search chosen on val for it is used at every mark.
@@ -206,30 +288,35 @@ def main(argv: Optional[List[str]] = None) -> int:
     dev_bleu, _ = decode_bleu(final_average[0], None, decode_hparams, DEV_STEM, args,
                               os.path.join(args.work_dir, f"{DEV_STEM}_final_avg_beam.de"),
                               log_path)
-    marks = [float(m) for m in args.marks.split(",") if m.strip()]
     rows = []
-    for mark in marks:
-        available = [c for c in checkpoints if c[0] <= start + 60 * mark]
-        if available and mark < train_minutes:
-            rows.append(score_mark(f"{mark:g}min", available, args, decode_hparams, log_path))
+    for mark in args.marks:
+        available = available_at(checkpoints, mark, args)
+        if available and available[-1] != checkpoints[-1]:
+            rows.append(score_mark(f"{mark:g}", available, args, decode_hparams, log_path))
     rows.append(score_mark("final", checkpoints, args, decode_hparams, log_path, final_average))
-    rows[-1].update(train_minutes=round(train_minutes, 1), dev_avg_beam=dev_bleu)
+    rows[-1].update(train_minutes=round(train_minutes, 1), dev_avg_beam=dev_bleu,
+                    budget={"train_steps": args.train_steps, "batch_size": args.batch_size,
+                            "train_minutes": args.train_minutes},
+                    resumed_at=resumed_at)
     with open(os.path.join(args.work_dir, "results.json"), "w", encoding="utf-8") as f:
         json.dump(rows, f, indent=1)
     how = ("the last" if args.select == "last" else "the lowest dev loss of")
-    print(f"\n{'mark':>8} {'checkpoint':>10} {'greedy':>7} {'beam':>7} {'avg greedy':>11} "
+    print(f"\n{'mark':>6} {'step':>6} {'greedy':>7} {'beam':>7} {'avg greedy':>11} "
           f"{'avg beam':>9} {'avg beam lc-tok':>16}   (test_2016_flickr sacreBLEU; avg: "
           f"{how} {args.average} checkpoints; beam: {decode_hparams}; lc-tok: lowercased, "
           "Moses-tokenized)")
     for r in rows:
-        print(f"{r['mark']:>8} {r['checkpoint']:>10} {r['single_beam1']:7.2f} "
+        print(f"{r['mark']:>6} {r['step']:>6} {r['single_beam1']:7.2f} "
               f"{r['single_beam']:7.2f} {r['avg_beam1']:11.2f} {r['avg_beam']:9.2f} "
-              f"{r['avg_beam_lc_moses']:16.2f}")
+              f"{r['avg_beam_lc_moses']:16.2f}   {tokens_text(r['tokens'])}")
     final = rows[-1]
+    resumed = (f"; resumed at step {', '.join(map(str, resumed_at))}" if resumed_at else "")
     print(f"Final: {TEST_STEM} sacreBLEU {final['avg_beam']:.2f} (average of "
-          f"{len(final['averaged'])} checkpoints, {decode_hparams}, {final['train_minutes']} "
-          f"min of training, last {final['checkpoint']}; val {dev_bleu:.2f}; lowercased "
-          f"Moses-tokenized {final['avg_beam_lc_moses']:.2f}) {final['signature']}")
+          f"{len(final['averaged'])} checkpoints, {decode_hparams}; {final['step']} steps of "
+          f"batch_size={args.batch_size}: {tokens_text(final['tokens'])}; "
+          f"{final['train_minutes']} min of training in this run{resumed}; val "
+          f"{dev_bleu:.2f}; lowercased Moses-tokenized {final['avg_beam_lc_moses']:.2f}) "
+          f"{final['signature']}")
     return 0
 
 

@@ -87,7 +87,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.results:
         with open(args.results, encoding="utf-8") as f:
             rows = json.load(f)
-        marks = [(float(r["mark"][:-3]) if r["mark"].endswith("min") else r["train_minutes"],
+        # Each row's minutes: its last checkpoint's (older results: "25min" marks).
+        marks = [(r["minutes"] if "minutes" in r else
+                  float(r["mark"][:-3]) if r["mark"].endswith("min") else r["train_minutes"],
                   r.get("avg_beam", r.get("avg_beam4"))) for r in rows]  # older: avg_beam4
         ax_bleu.plot(*zip(*marks), "s", label="test_2016_flickr BLEU (averaged, beam)")
     ax_bleu.set_xlabel("minutes of training")

@@ -31,6 +31,7 @@ from t2t_lite.data.pipeline import without_autotune_thread
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
 from t2t_lite.train.keras_internals import dropout_seed_states
+from t2t_lite.train import tokens_seen
 from t2t_lite.train.step import apply_global_mean, replica_gradients
 from t2t_lite.train.strategy import LOST_PEER_ERRORS, is_chief, is_multi_worker, lost_workers
 
@@ -67,6 +68,8 @@ class TrainResult:
     loss: float
     interrupted: bool
     eval_metrics: Dict[str, float]
+    tokens: Optional[Dict[str, int]] = None  # `tokens_seen` counts since step `tokens_from`
+    tokens_from: int = 0                     # > 0: resumed from a checkpoint without counts
 
 
 def accumulation_steps(hp: HParams, num_replicas: int) -> int:
@@ -129,10 +132,14 @@ class Trainer:
         # Input batches read so far (iterator calls; an optimizer step reads
         # `accumulate`); checkpointed where the iterator itself cannot be.
         self.batches_read = tf.Variable(0, dtype=tf.int64, trainable=False, name="batches_read")
+        # Tokens trained on since step 0 (`tokens_seen`), checkpointed so resumes add up.
+        self.tokens_seen = tokens_seen.new_counter()
+        self._tokens_counted_from = 0  # the step the counts start at (> 0: older checkpoint)
         self.dataset = self._distributed_dataset(0)
         self.iterator = iter(self.dataset)
         state = dict(model=self.model, optimizer=self.optimizer,
                      dropout_seeds=dropout_seed_states(self.model))
+        state[tokens_seen.CHECKPOINT_KEY] = self.tokens_seen
         # A single-device iterator is a checkpointable tf.data.Iterator (shuffle
         # buffer included), so a resumed run continues with the same batches.
         # tf.distribute's multi-replica iterators are not: a resumed run rebuilds
@@ -171,7 +178,7 @@ class Trainer:
         def single(batch):
             loss_sum, tokens, grads = gradients(batch)
             apply_global_mean(model, optimizer, grads, tokens, hp.clip_grad_norm)
-            return loss_sum, tokens
+            return loss_sum, tokens, tokens_seen.batch_counts(batch, tokens)
 
         @tf.autograph.experimental.do_not_convert
         def accumulate(batch):
@@ -179,7 +186,7 @@ class Trainer:
             for acc, g in zip(self.accumulators, grads):
                 acc.assign_add(g)
             self.accumulated_tokens.assign_add(tokens)
-            return loss_sum, tokens
+            return loss_sum, tokens, tokens_seen.batch_counts(batch, tokens)
 
         @tf.autograph.experimental.do_not_convert
         def apply_accumulated():
@@ -193,17 +200,21 @@ class Trainer:
         @tf.function
         def train_step(iterator):
             total_loss, total_tokens = tf.constant(0.0), tf.constant(0.0)
+            counts = tf.zeros([len(tokens_seen.NAMES)], tf.int64)
             if self.accumulate == 1:
                 per_replica = strategy.run(single, args=(next(iterator),))
                 total_loss = strategy.reduce("sum", per_replica[0], axis=None)
                 total_tokens = strategy.reduce("sum", per_replica[1], axis=None)
+                counts = strategy.reduce("sum", per_replica[2], axis=None)
             else:
                 for _ in tf.range(self.accumulate):
                     per_replica = strategy.run(accumulate, args=(next(iterator),))
                     total_loss += strategy.reduce("sum", per_replica[0], axis=None)
                     total_tokens += strategy.reduce("sum", per_replica[1], axis=None)
+                    counts += strategy.reduce("sum", per_replica[2], axis=None)
                 strategy.run(apply_accumulated)
             self.batches_read.assign_add(self.accumulate)  # in the graph, not per step in Python
+            self.tokens_seen.assign_add(counts)
             return total_loss / tf.maximum(total_tokens, 1.0), total_tokens
 
         return train_step
@@ -254,6 +265,8 @@ class Trainer:
         if latest:
             self.checkpoint.restore(latest)
             self._saved_step = self.step
+            if tokens_seen.read(latest) is None:  # written before t2t-lite counted tokens
+                self._tokens_counted_from = self.step
             if not self.exact_data_resume and int(self.batches_read.numpy()):
                 self.dataset = self._distributed_dataset(int(self.batches_read.numpy()))
                 self.iterator = iter(self.dataset)
@@ -276,6 +289,9 @@ class Trainer:
         self._completed_step = self.step
         if restored:
             print(f"Resumed from {restored} at step {self.step}.", flush=True)
+            if self._tokens_counted_from and self.chief:
+                print(f"Tokens seen are counted from step {self._tokens_counted_from}: "
+                      f"{restored} has no count of the steps before it.", flush=True)
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
             return self._loop()
@@ -322,6 +338,8 @@ class Trainer:
                     tf.summary.scalar("loss", loss)
                     tf.summary.scalar("learning_rate", lr)
                     tf.summary.scalar("target_tokens_per_second", rate)
+                    for name, count in zip(tokens_seen.NAMES, self.tokens_seen.numpy()):
+                        tf.summary.scalar(f"tokens_seen/{name}", count)
                 window_time, window_tokens = now, 0.0
             if ((opts.save_checkpoints_steps and step % opts.save_checkpoints_steps == 0) or
                     (opts.save_checkpoints_secs and
@@ -332,7 +350,7 @@ class Trainer:
                 self._save()
                 print(f"Stopped by signal {self._signal} at step {step}; checkpoint saved in "
                       f"{self.output_dir}. Run the same command again to resume.", flush=True)
-                return TrainResult(step, loss, True, metrics)
+                return self._result(loss, True, metrics)
             if opts.eval_every and step % opts.eval_every == 0 and step < self.train_steps:
                 metrics = self.evaluate()
                 window_time, window_tokens = time.time(), 0.0  # tokens/s excludes evaluation
@@ -353,7 +371,11 @@ class Trainer:
         if self.evaluator is not None:
             print(f"Final evaluation at step {self.step} on the dev split.", flush=True)
         metrics = self.evaluate()
-        return TrainResult(self.step, loss, False, metrics)
+        return self._result(loss, False, metrics)
+
+    def _result(self, loss: float, interrupted: bool, metrics: Dict[str, float]) -> TrainResult:
+        counts = dict(zip(tokens_seen.NAMES, (int(v) for v in self.tokens_seen.numpy())))
+        return TrainResult(self.step, loss, interrupted, metrics, counts, self._tokens_counted_from)
 
     def evaluate(self) -> Dict[str, float]:
         """Dev loss, perplexity, accuracy and the problem's decoding metrics; logged.

@@ -36,7 +36,7 @@ def test_recipe_commands_run_and_dev_loss_falls(multi30k_slice, tmp_path):
         [sys.executable, str(REPO_ROOT / "recipes" / "multi30k_ende.py"),
          f"--tmp_dir={multi30k_slice}", f"--work_dir={work}", "--train_steps=40",
          "--hparams=learning_rate_warmup_steps=20,batch_size=1024", "--eval_every=20",
-         "--eval_bleu_sentences=20", "--save_secs=3", "--average=3", "--marks=0.1",
+         "--eval_bleu_sentences=20", "--save_steps=10", "--average=3", "--marks=0.5",
          "--select=best_dev_loss", "--tune_grid=beam_size=2;alpha=0.6,1.0"],
         capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
@@ -49,6 +49,12 @@ def test_recipe_commands_run_and_dev_loss_falls(multi30k_slice, tmp_path):
     rows = json.loads((work / "results.json").read_text(encoding="utf-8"))
     final = rows[-1]
     assert final["mark"] == "final" and final["checkpoint"] == "ckpt-40"
+    assert [row["step"] for row in rows] == [20, 40] and final["resumed_at"] == []
+    assert final["budget"] == {"train_steps": 40, "batch_size": 1024, "train_minutes": 0}
+    # Tokens trained on, from the checkpoints: batches of at most 1,024 padded tokens.
+    half, whole = rows[0]["tokens"], final["tokens"]
+    assert 0 < half["padded"] <= 20 * 1024 and 0 < whole["padded"] - half["padded"] <= 20 * 1024
+    assert whole["targets"] <= whole["padded_targets"] <= whole["padded"]
     # --select=best_dev_loss: the 3 of lowest dev loss (t2t-avg-checkpoints wrote them all).
     losses = json.loads((work / "model" / "dev_losses.json").read_text(encoding="utf-8"))["losses"]
     assert len(final["averaged"]) == 3 and set(final["averaged"]) <= set(losses)
@@ -64,6 +70,8 @@ def test_recipe_commands_run_and_dev_loss_falls(multi30k_slice, tmp_path):
     assert 0.0 <= final["dev_avg_beam"] <= 100.0
     assert final["decode_hparams"] in ("beam_size=2,alpha=0.6", "beam_size=2,alpha=1.0")
     assert proc.stdout.splitlines()[-1].startswith("Final: test_2016_flickr sacreBLEU ")
+    assert (f"40 steps of batch_size=1024: {whole['padded']:,} padded tokens"
+            in proc.stdout.splitlines()[-1])
 
     plot = subprocess.run(
         [sys.executable, str(REPO_ROOT / "recipes" / "plot_curves.py"),
@@ -76,3 +84,53 @@ def test_recipe_commands_run_and_dev_loss_falls(multi30k_slice, tmp_path):
         assert (tmp_path / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     table = [line.split() for line in plot.stdout.splitlines()[1:] if line[:1] == " "]
     assert [int(row[1]) for row in table] == [20, 40]
+
+
+def load_recipe():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "multi30k_ende", REPO_ROOT / "recipes" / "multi30k_ende.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("marks, message", [
+    ("25,50", "fractions between 0 and 1"), ("0.5,1", "fractions between 0 and 1"),
+    ("half", "fractions of the budget, e.g. 0.25,0.5")])
+def test_marks_outside_the_budget_are_usage_errors(capsys, marks, message):
+    recipe = load_recipe()
+    with pytest.raises(SystemExit) as exit_info:
+        recipe.parse_args(["--tmp_dir=t", "--work_dir=w", f"--marks={marks}"])
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_mark_takes_the_checkpoints_saved_by_its_step_or_minute():
+    recipe = load_recipe()
+    # (timestamp, prefix): a checkpoint every 60 steps, 30 s apart, from t = 1000 s.
+    checkpoints = [(1000.0 + 30 * i, f"m/ckpt-{60 * i}") for i in range(1, 11)]
+    by_steps = recipe.parse_args(["--tmp_dir=t", "--work_dir=w", "--train_steps=600"])
+    by_steps.start = 1000.0
+    assert recipe.available_at(checkpoints, 0.25, by_steps)[-1][1] == "m/ckpt-120"  # <= 150
+    assert recipe.available_at(checkpoints, 0.5, by_steps)[-1][1] == "m/ckpt-300"
+    by_minutes = recipe.parse_args(["--tmp_dir=t", "--work_dir=w", "--train_minutes=10"])
+    by_minutes.start = 1000.0
+    # 0.25 of 10 minutes: 150 s after the start, the 5th checkpoint's time.
+    assert recipe.available_at(checkpoints, 0.25, by_minutes)[-1][1] == "m/ckpt-300"
+
+
+def test_the_budget_defaults_to_the_hparams_set_and_batch_size_is_given_once():
+    recipe = load_recipe()
+    args = recipe.parse_args(["--tmp_dir=t", "--work_dir=w",
+                              "--hparams_set=transformer_multi30k_wu2021"])
+    recipe.resolve_budget(args)
+    assert (args.train_steps, args.batch_size, args.hparams) == (8000, 8192, "")
+    args = recipe.parse_args(["--tmp_dir=t", "--work_dir=w", "--train_steps=100",
+                              "--batch_size=2048", "--hparams=label_smoothing=0.2"])
+    recipe.resolve_budget(args)
+    assert (args.train_steps, args.batch_size) == (100, 2048)
+    assert args.hparams == "label_smoothing=0.2,batch_size=2048"
+    args = recipe.parse_args(["--tmp_dir=t", "--work_dir=w", "--batch_size=2048",
+                              "--hparams=batch_size=1024"])
+    with pytest.raises(SystemExit, match="batch_size given twice"):
+        recipe.resolve_budget(args)

@@ -1,6 +1,7 @@
 """t2t-trainer as a program: user errors, and the offline default problem end to end."""
 
 import os
+import re
 
 import pytest
 
@@ -85,6 +86,9 @@ def test_short_run_on_the_default_problem_learns_and_resumes(capfd, tmp_path, nu
     code, out, err = run(capfd, *common, "--train_steps=120")
     assert code == 0, err
     assert "Resumed from" in out and "ckpt-20" in out
+    # The tokens trained on over both runs (steps 1-120), from the checkpoint.
+    assert re.search(r"^Trained on: [0-9,]+ padded tokens \(batch_size's unit\), [0-9,]+ "
+                     r"padded / [0-9,]+ real target tokens\.$", out, re.M), out
     later_eval = float(out.split("eval step 120:")[1].split("loss ")[1].split()[0])
     assert later_eval < first_eval - 1.0, (first_eval, later_eval)
     assert "bleu" in out and "exact_match" in out
