@@ -34,7 +34,7 @@ SEED = 2017
 # The share of the train split (in %) that copies of 0..999 fill. Measured
 # with the README's quick start (transformer_tiny, 2,000 steps, beam 4), wrong
 # of 0..999 / of the 1,000 held-out test numbers: 1% (one copy) 35 / 4 (53 in
-# issue 9's run: "seven" -> "siebensieben", "forty-two" ->
+# another run: "seven" -> "siebensieben", "forty-two" ->
 # "zweiundvierzigtausend"); 5%: 4 / 5 and 7 / 3 (random seeds 1, 2); 10%:
 # 3 / 2 and 2 / 1. Short numbers are short inputs the model rarely sees
 # otherwise, so it goes on with "tausend..." after them.
