@@ -39,12 +39,17 @@ def test_two_replicas_interrupted_and_resumed_equal_uninterrupted(mirrored_strat
                                save_checkpoints_steps=0, save_checkpoints_secs=0)
         trainer = Trainer(hp, model, optimizer, dataset_fn, output_dir, options, strategy)
         assert trainer.accumulate == 2 and not trainer.exact_data_resume
-        trainer.train()
-        return [v.numpy() for v in model.trainable_variables], int(trainer.batches_read.numpy())
+        result = trainer.train()
+        return ([v.numpy() for v in model.trainable_variables],
+                int(trainer.batches_read.numpy()), result.tokens)
 
-    full, read_full = run(str(tmp_path / "full"), 8)
+    full, read_full, tokens_full = run(str(tmp_path / "full"), 8)
     run(str(tmp_path / "resumed"), 3)
-    resumed, read_resumed = run(str(tmp_path / "resumed"), 8)
+    resumed, read_resumed, tokens_resumed = run(str(tmp_path / "resumed"), 8)
     assert read_full == read_resumed == 16, (read_full, read_resumed)
+    # Tokens trained on: every replica's micro-batches (8 steps x 2 replicas x 2 micro-
+    # batches x 4 rows, each row padded to `width`), the same after a resume.
+    assert tokens_full["padded"] == tokens_full["padded_targets"] == 8 * 2 * 2 * 4 * width
+    assert tokens_resumed == tokens_full
     diff = max(float(np.abs(a - b).max()) for a, b in zip(full, resumed))
     assert diff < 1e-6, diff
