@@ -27,7 +27,8 @@ lowercased and Moses-tokenized (the convention of papers scored with
 multi-bleu.perl or fairseq). The final average is also scored on val. Each row
 gives the steps and the tokens trained on by its last checkpoint (padded, and
 real target tokens; `t2t_lite.train.tokens_seen`). It prints one table and
-writes it to WORK_DIR/results.json; the last line is the final score.
+writes it to WORK_DIR/results.json (or --score_dir's); the last line is the final
+score.
 
 Checkpoints are saved every `--save_steps` steps (or `--save_secs` seconds) and
 all kept. Running the recipe again resumes training where its last checkpoint
@@ -135,7 +136,7 @@ def average(label: str, available: List[tuple], args, log_path: str) -> tuple:
     """(the averaged model directory, the checkpoints averaged) of those available at a
     mark: the last --average, or with --select=best_dev_loss the --average of lowest
     dev loss among them."""
-    avg_dir = os.path.join(args.work_dir, f"avg_{label}")
+    avg_dir = os.path.join(args.score_dir, f"avg_{label}")
     command = ["t2t-avg-checkpoints", f"--output_dir={args.model_dir}", f"--avg_dir={avg_dir}",
                f"--num_last_checkpoints={min(args.average, len(available))}"]
     if args.select == "best_dev_loss":
@@ -154,7 +155,7 @@ def tune_on_dev(avg_dir: str, args, log_path: str) -> str:
         ["t2t-tune-decoder", f"--output_dir={avg_dir}",
          f"--decode_from_file={os.path.join(args.tmp_dir, DEV_STEM + '.en')}",
          f"--decode_reference={os.path.join(args.tmp_dir, DEV_STEM + '.de')}",
-         f"--grid={args.tune_grid}", f"--report={os.path.join(args.work_dir, 'tune.json')}"],
+         f"--grid={args.tune_grid}", f"--report={os.path.join(args.score_dir, 'tune.json')}"],
         log_path, stdout=True)
     match = re.search(r"--decode_hparams=(\S+)", stderr_and_out.strip().splitlines()[-1])
     if not match:
@@ -177,11 +178,11 @@ def score_mark(label: str, available: List[tuple], args, decode_hparams: str,
     for name, model_dir, checkpoint in (("single", args.model_dir, last),
                                         ("avg", avg_dir, None)):
         for search, options in (("beam1", "beam_size=1"), ("beam", decode_hparams)):
-            out = os.path.join(args.work_dir, f"test_{label}_{name}_{search}.de")
+            out = os.path.join(args.score_dir, f"test_{label}_{name}_{search}.de")
             row[f"{name}_{search}"], row["signature"] = decode_bleu(
                 model_dir, checkpoint, options, TEST_STEM, args, out, log_path)
     row["avg_beam_lc_moses"] = moses_lowercase_bleu(
-        os.path.join(args.work_dir, f"test_{label}_avg_beam.de"), args, log_path)
+        os.path.join(args.score_dir, f"test_{label}_avg_beam.de"), args, log_path)
     return row
 
 
@@ -189,6 +190,10 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--tmp_dir", required=True, help="Multi30k task-1 raw files (train/val/test)")
     p.add_argument("--work_dir", required=True, help="data/, model/, averages and outputs go here")
+    p.add_argument("--score_dir", default="",
+                   help="averages, outputs, recipe.log and results.json go here instead (default "
+                        "--work_dir): to score a trained model another way, e.g. with "
+                        "--select=best_dev_loss, without replacing the first results")
     p.add_argument("--hparams_set", default="transformer_multi30k")
     p.add_argument("--hparams", default="")
     p.add_argument("--random_seed", type=int, default=1)
@@ -229,6 +234,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                 f"got {args.marks}")
     if not (args.save_steps or args.save_secs):
         p.error("--save_steps or --save_secs: checkpoints are needed to average")
+    args.score_dir = args.score_dir or args.work_dir
     args.model_dir = os.path.join(args.work_dir, "model")
     args.data_dir = os.path.join(args.work_dir, "data")
     return args
@@ -272,8 +278,8 @@ def tokens_text(tokens: Optional[Dict[str, int]]) -> str:
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
     resolve_budget(args)
-    os.makedirs(args.work_dir, exist_ok=True)
-    log_path = os.path.join(args.work_dir, "recipe.log")
+    os.makedirs(args.score_dir, exist_ok=True)
+    log_path = os.path.join(args.score_dir, "recipe.log")
     run_command(["t2t-datagen", f"--problem={PROBLEM}", f"--data_dir={args.data_dir}",
                  f"--tmp_dir={args.tmp_dir}"], log_path)
     args.start = time.time()
@@ -286,7 +292,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     decode_hparams = (tune_on_dev(final_average[0], args, log_path) if args.tune_grid
                       else args.decode_hparams)
     dev_bleu, _ = decode_bleu(final_average[0], None, decode_hparams, DEV_STEM, args,
-                              os.path.join(args.work_dir, f"{DEV_STEM}_final_avg_beam.de"),
+                              os.path.join(args.score_dir, f"{DEV_STEM}_final_avg_beam.de"),
                               log_path)
     rows = []
     for mark in args.marks:
@@ -298,7 +304,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                     budget={"train_steps": args.train_steps, "batch_size": args.batch_size,
                             "train_minutes": args.train_minutes},
                     resumed_at=resumed_at)
-    with open(os.path.join(args.work_dir, "results.json"), "w", encoding="utf-8") as f:
+    with open(os.path.join(args.score_dir, "results.json"), "w", encoding="utf-8") as f:
         json.dump(rows, f, indent=1)
     how = ("the last" if args.select == "last" else "the lowest dev loss of")
     print(f"\n{'mark':>6} {'step':>6} {'greedy':>7} {'beam':>7} {'avg greedy':>11} "

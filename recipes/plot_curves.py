@@ -40,8 +40,13 @@ def read_scalars(events_dir: str) -> Tuple[Series, float]:
                 number = (float(tf.make_ndarray(value.tensor)) if value.HasField("tensor")
                           else value.simple_value)
                 series[value.tag].append((event.wall_time, event.step, number))
-    for points in series.values():
-        points.sort()
+    # A step logged twice (a finished run started again evaluates its last step again)
+    # is drawn once, at its first time.
+    for tag, points in series.items():
+        first_of_step = {}
+        for point in sorted(points):
+            first_of_step.setdefault(point[1], point)
+        series[tag] = sorted(first_of_step.values())
     return series, first
 
 

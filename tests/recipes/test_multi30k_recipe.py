@@ -73,6 +73,23 @@ def test_recipe_commands_run_and_dev_loss_falls(multi30k_slice, tmp_path):
     assert (f"40 steps of batch_size=1024: {whole['padded']:,} padded tokens"
             in proc.stdout.splitlines()[-1])
 
+    # The same model scored another way into --score_dir: training resumes at its end
+    # step (nothing to train, said in results.json), the first results stay.
+    second = work / "last2"
+    again = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "recipes" / "multi30k_ende.py"),
+         f"--tmp_dir={multi30k_slice}", f"--work_dir={work}", f"--score_dir={second}",
+         "--train_steps=40", "--hparams=learning_rate_warmup_steps=20,batch_size=1024",
+         "--eval_every=20", "--eval_bleu_sentences=0", "--save_steps=10", "--average=2",
+         "--marks=", "--decode_hparams=beam_size=2,alpha=0.6"],
+        capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    rescored = json.loads((second / "results.json").read_text(encoding="utf-8"))
+    assert [r["mark"] for r in rescored] == ["final"] and rescored[0]["resumed_at"] == [40]
+    assert rescored[0]["averaged"] == ["ckpt-30", "ckpt-40"]
+    assert rescored[0]["tokens"] == whole
+    assert json.loads((work / "results.json").read_text(encoding="utf-8")) == rows
+
     plot = subprocess.run(
         [sys.executable, str(REPO_ROOT / "recipes" / "plot_curves.py"),
          f"--output_dir={work / 'model'}", f"--png={tmp_path / 'curves.png'}",
