@@ -30,6 +30,11 @@ real target tokens; `t2t_lite.train.tokens_seen`). It prints one table and
 writes it to WORK_DIR/results.json (or --score_dir's); the last line is the final
 score.
 
+With `--patience=N` everything is scored as if training had stopped early the
+way fairseq's --patience stops it: at the first checkpoint after which N in a
+row had no lower dev loss (every checkpoint's dev loss is computed after
+training; saving once an epoch, N counts epochs as fairseq's does).
+
 Checkpoints are saved every `--save_steps` steps (or `--save_secs` seconds) and
 all kept. Running the recipe again resumes training where its last checkpoint
 was written (t2t-trainer's exact resume) and says so in results.json.
@@ -149,6 +154,35 @@ def average(label: str, available: List[tuple], args, log_path: str) -> tuple:
         return avg_dir, [os.path.basename(p) for p in json.load(f)["checkpoints"]]
 
 
+def dev_losses(checkpoints: List[tuple], args, log_path: str) -> Dict[str, float]:
+    """The dev loss of every checkpoint (by name), computed by t2t-avg-checkpoints
+    --select=best_dev_loss and kept in the model directory's dev_losses.json."""
+    run_command(["t2t-avg-checkpoints", f"--output_dir={args.model_dir}",
+                 f"--avg_dir={os.path.join(args.score_dir, 'avg_dev_losses')}",
+                 "--num_last_checkpoints=1", "--select=best_dev_loss",
+                 f"--data_dir={args.data_dir}",
+                 "--checkpoints=" + ",".join(p for _, p in checkpoints)], log_path)
+    with open(os.path.join(args.model_dir, "dev_losses.json"), encoding="utf-8") as f:
+        return json.load(f)["losses"]
+
+
+def early_stop(checkpoints: List[tuple], losses: Dict[str, float], patience: int) -> List[tuple]:
+    """The checkpoints a run stopped early would have written, as fairseq's --patience
+    stops one: at the first checkpoint after which `patience` checkpoints in a row had no
+    lower dev loss than the best before them (strictly lower counts as better); all of
+    them if that never happens."""
+    best, bad = float("inf"), 0
+    for i, (_, prefix) in enumerate(checkpoints):
+        loss = losses[os.path.basename(prefix)]
+        if loss < best:
+            best, bad = loss, 0
+        else:
+            bad += 1
+            if bad >= patience:
+                return checkpoints[:i + 1]
+    return checkpoints
+
+
 def tune_on_dev(avg_dir: str, args, log_path: str) -> str:
     """The --decode_hparams t2t-tune-decoder chooses on val over --tune_grid."""
     stderr_and_out = run_command(
@@ -214,6 +248,10 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                    help="steps between checkpoints (all kept); 0: by --save_secs")
     p.add_argument("--save_secs", type=int, default=0, help="seconds between checkpoints")
     p.add_argument("--average", type=int, default=5, help="checkpoints averaged")
+    p.add_argument("--patience", type=int, default=0,
+                   help="score as if training had stopped once this many checkpoints in a "
+                        "row had no lower dev loss (fairseq's --patience, checked after "
+                        "training on every checkpoint's dev loss); 0: no early stop")
     p.add_argument("--select", default="last", choices=["last", "best_dev_loss"],
                    help="the checkpoints averaged: the last --average, or the --average of "
                         "lowest dev loss (t2t-avg-checkpoints --select)")
@@ -232,6 +270,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     if any(not 0 < m < 1 for m in args.marks):
         p.error(f"--marks: fractions between 0 and 1 (the end is always scored); "
                 f"got {args.marks}")
+    if args.patience < 0:
+        p.error(f"--patience must be >= 0, got {args.patience}")
     if not (args.save_steps or args.save_secs):
         p.error("--save_steps or --save_secs: checkpoints are needed to average")
     args.score_dir = args.score_dir or args.work_dir
@@ -286,6 +326,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     resumed_at = train(args, log_path)
     train_minutes = (time.time() - args.start) / 60
     checkpoints = checkpoint_times(args.model_dir)
+    stopped_at = None
+    if args.patience:
+        kept = early_stop(checkpoints, dev_losses(checkpoints, args, log_path), args.patience)
+        if len(kept) < len(checkpoints):
+            stopped_at = checkpoint_step(kept[-1][1])
+            print(f"Early stop (--patience={args.patience}) at step {stopped_at}: scoring the "
+                  f"{len(kept)} checkpoints up to it.", flush=True)
+        checkpoints = kept
 
     # The final average first: the search chosen on val for it is used at every mark.
     final_average = average("final", checkpoints, args, log_path)
@@ -303,7 +351,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     rows[-1].update(train_minutes=round(train_minutes, 1), dev_avg_beam=dev_bleu,
                     budget={"train_steps": args.train_steps, "batch_size": args.batch_size,
                             "train_minutes": args.train_minutes},
-                    resumed_at=resumed_at)
+                    resumed_at=resumed_at, patience=args.patience, stopped_at=stopped_at)
     with open(os.path.join(args.score_dir, "results.json"), "w", encoding="utf-8") as f:
         json.dump(rows, f, indent=1)
     how = ("the last" if args.select == "last" else "the lowest dev loss of")
@@ -317,6 +365,8 @@ def main(argv: Optional[List[str]] = None) -> int:
               f"{r['avg_beam_lc_moses']:16.2f}   {tokens_text(r['tokens'])}")
     final = rows[-1]
     resumed = (f"; resumed at step {', '.join(map(str, resumed_at))}" if resumed_at else "")
+    if stopped_at:
+        resumed += f"; stopped early (--patience={args.patience}) at step {stopped_at}"
     print(f"Final: {TEST_STEM} sacreBLEU {final['avg_beam']:.2f} (average of "
           f"{len(final['averaged'])} checkpoints, {decode_hparams}; {final['step']} steps of "
           f"batch_size={args.batch_size}: {tokens_text(final['tokens'])}; "

@@ -81,11 +81,17 @@ def test_recipe_commands_run_and_dev_loss_falls(multi30k_slice, tmp_path):
          f"--tmp_dir={multi30k_slice}", f"--work_dir={work}", f"--score_dir={second}",
          "--train_steps=40", "--hparams=learning_rate_warmup_steps=20,batch_size=1024",
          "--eval_every=20", "--eval_bleu_sentences=0", "--save_steps=10", "--average=2",
-         "--marks=", "--decode_hparams=beam_size=2,alpha=0.6"],
+         "--marks=", "--decode_hparams=beam_size=2,alpha=0.6", "--patience=2"],
         capture_output=True, text=True, timeout=900)
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
     rescored = json.loads((second / "results.json").read_text(encoding="utf-8"))
     assert [r["mark"] for r in rescored] == ["final"] and rescored[0]["resumed_at"] == [40]
+    # --patience=2: every checkpoint's dev loss computed; a stop only after two in a row
+    # without a lower one (early in training each is lower than the last).
+    losses = json.loads((work / "model" / "dev_losses.json").read_text(encoding="utf-8"))
+    by_step = [losses["losses"][f"ckpt-{step}"] for step in (10, 20, 30, 40)]
+    assert by_step == sorted(by_step, reverse=True), by_step
+    assert rescored[0]["patience"] == 2 and rescored[0]["stopped_at"] is None
     assert rescored[0]["averaged"] == ["ckpt-30", "ckpt-40"]
     assert rescored[0]["tokens"] == whole
     assert json.loads((work / "results.json").read_text(encoding="utf-8")) == rows
@@ -151,3 +157,24 @@ def test_the_budget_defaults_to_the_hparams_set_and_batch_size_is_given_once():
                               "--hparams=batch_size=1024"])
     with pytest.raises(SystemExit, match="batch_size given twice"):
         recipe.resolve_budget(args)
+
+
+def test_early_stop_ends_at_the_patience_th_checkpoint_without_a_lower_dev_loss():
+    recipe = load_recipe()
+    checkpoints = [(float(i), f"m/ckpt-{76 * i}") for i in range(1, 9)]
+    # Best at ckpt-228 (2.9); ckpt-304 ties it (not lower), then higher: with patience 3
+    # the third checkpoint in a row without a lower loss is ckpt-456.
+    losses = dict(zip([f"ckpt-{76 * i}" for i in range(1, 9)],
+                      [3.5, 3.1, 2.9, 2.9, 3.0, 3.05, 2.8, 2.7]))
+    kept = recipe.early_stop(checkpoints, losses, patience=3)
+    assert [p for _, p in kept][-1] == "m/ckpt-456" and len(kept) == 6
+    # One more of patience and the lower loss at ckpt-532 resets the count: no stop.
+    assert recipe.early_stop(checkpoints, losses, patience=4) == checkpoints
+    assert [p for _, p in recipe.early_stop(checkpoints, losses, patience=1)][-1] == "m/ckpt-304"
+
+
+def test_negative_patience_is_a_usage_error(capsys):
+    recipe = load_recipe()
+    with pytest.raises(SystemExit):
+        recipe.parse_args(["--tmp_dir=t", "--work_dir=w", "--patience=-1"])
+    assert "--patience must be >= 0, got -1" in capsys.readouterr().err
