@@ -130,8 +130,8 @@ def run(args: argparse.Namespace) -> int:
     if result.interrupted:
         return 130
     print(f"Done: step {result.step}, loss {result.loss:.4f}; model in {args.output_dir}.")
-    since = f" since step {result.tokens_from}" if result.tokens_from else ""
-    print(f"Trained on{since}: {tokens_seen.describe(result.tokens)}.")
+    counts = dict(result.tokens, from_step=result.tokens_from)
+    print(f"Trained on: {tokens_seen.describe(counts)}.")
     return 0
 
 

@@ -134,12 +134,14 @@ class Trainer:
         self.batches_read = tf.Variable(0, dtype=tf.int64, trainable=False, name="batches_read")
         # Tokens trained on since step 0 (`tokens_seen`), checkpointed so resumes add up.
         self.tokens_seen = tokens_seen.new_counter()
-        self._tokens_counted_from = 0  # the step the counts start at (> 0: older checkpoint)
+        # The step the counts start at: > 0 once resumed from a checkpoint without counts.
+        self.tokens_counted_from = tokens_seen.new_start_step()
         self.dataset = self._distributed_dataset(0)
         self.iterator = iter(self.dataset)
         state = dict(model=self.model, optimizer=self.optimizer,
                      dropout_seeds=dropout_seed_states(self.model))
         state[tokens_seen.CHECKPOINT_KEY] = self.tokens_seen
+        state[tokens_seen.START_STEP_KEY] = self.tokens_counted_from
         # A single-device iterator is a checkpointable tf.data.Iterator (shuffle
         # buffer included), so a resumed run continues with the same batches.
         # tf.distribute's multi-replica iterators are not: a resumed run rebuilds
@@ -266,7 +268,7 @@ class Trainer:
             self.checkpoint.restore(latest)
             self._saved_step = self.step
             if tokens_seen.read(latest) is None:  # written before t2t-lite counted tokens
-                self._tokens_counted_from = self.step
+                self.tokens_counted_from.assign(self.step)
             if not self.exact_data_resume and int(self.batches_read.numpy()):
                 self.dataset = self._distributed_dataset(int(self.batches_read.numpy()))
                 self.iterator = iter(self.dataset)
@@ -289,8 +291,9 @@ class Trainer:
         self._completed_step = self.step
         if restored:
             print(f"Resumed from {restored} at step {self.step}.", flush=True)
-            if self._tokens_counted_from and self.chief:
-                print(f"Tokens seen are counted from step {self._tokens_counted_from}: "
+            counted_from = int(self.tokens_counted_from.numpy())
+            if counted_from == self.step and counted_from and self.chief:
+                print(f"Tokens seen are counted from step {counted_from}: "
                       f"{restored} has no count of the steps before it.", flush=True)
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
@@ -375,7 +378,8 @@ class Trainer:
 
     def _result(self, loss: float, interrupted: bool, metrics: Dict[str, float]) -> TrainResult:
         counts = dict(zip(tokens_seen.NAMES, (int(v) for v in self.tokens_seen.numpy())))
-        return TrainResult(self.step, loss, interrupted, metrics, counts, self._tokens_counted_from)
+        return TrainResult(self.step, loss, interrupted, metrics, counts,
+                           int(self.tokens_counted_from.numpy()))
 
     def evaluate(self) -> Dict[str, float]:
         """Dev loss, perplexity, accuracy and the problem's decoding metrics; logged.

@@ -66,26 +66,31 @@ def test_counts_add_up_per_step_and_across_a_resume(tmp_path):
     assert first.tokens == {"padded": 38, "padded_targets": 34, "targets": 28}
     resumed = make_trainer(tmp_path / "m", 5).train()
     assert resumed.step == 5 and resumed.tokens == expected_counts(5)
-    assert tokens_seen.read(str(tmp_path / "m" / "ckpt-5")) == expected_counts(5)
-    assert tokens_seen.read(str(tmp_path / "m" / "ckpt-2")) == expected_counts(2)
+    assert tokens_seen.read(str(tmp_path / "m" / "ckpt-5")) == dict(expected_counts(5),
+                                                                   from_step=0)
+    assert tokens_seen.read(str(tmp_path / "m" / "ckpt-2")) == dict(expected_counts(2),
+                                                                   from_step=0)
 
 
-def test_accumulated_micro_batches_are_all_counted(tmp_path):
-    result = make_trainer(tmp_path / "m", 3, tokens_per_step=32).train()
-    assert result.step == 3 and result.tokens == expected_counts(6)
-
-
-def test_a_checkpoint_without_counts_restarts_them_and_says_from_where(tmp_path, monkeypatch,
-                                                                       capfd):
+def test_a_checkpoint_without_counts_starts_them_at_its_step_for_good(tmp_path, monkeypatch,
+                                                                     capfd):
     from t2t_lite.train import tokens_seen
     # A checkpoint written before t2t-lite counted tokens: no "tokens_seen" in it.
     monkeypatch.setattr(tokens_seen, "CHECKPOINT_KEY", "not_the_counter")
+    monkeypatch.setattr(tokens_seen, "START_STEP_KEY", "not_the_start")
     make_trainer(tmp_path / "m", 2).train()
     monkeypatch.undo()
     assert tokens_seen.read(str(tmp_path / "m" / "ckpt-2")) is None
-    result = make_trainer(tmp_path / "m", 4).train()
+    # Micro-batches of 16 tokens in steps of 32: two batches a step, batches 2-3 in step 3.
+    result = make_trainer(tmp_path / "m", 3, tokens_per_step=32).train()
     assert result.tokens_from == 2 and result.tokens == expected_counts(2, first=2)
-    assert ("Tokens seen are counted from step 2: " in capfd.readouterr().out)
+    assert "Tokens seen are counted from step 2: " in capfd.readouterr().out
+    # Resumed again, from a checkpoint with counts: they still start at step 2.
+    result = make_trainer(tmp_path / "m", 4, tokens_per_step=32).train()
+    assert result.tokens_from == 2 and result.tokens == expected_counts(4, first=2)
+    assert tokens_seen.read(str(tmp_path / "m" / "ckpt-4")) == dict(
+        expected_counts(4, first=2), from_step=2)
+    assert "Tokens seen are counted from" not in capfd.readouterr().out
 
 
 def test_describe_names_each_count():
@@ -94,3 +99,6 @@ def test_describe_names_each_count():
                                  "targets": 41_000_123})
     assert text == ("65,536,000 padded tokens (batch_size's unit), 49,000,000 padded / "
                     "41,000,123 real target tokens")
+    assert tokens_seen.describe({"padded": 3, "padded_targets": 2, "targets": 1,
+                                 "from_step": 1454}).endswith(" 1 real target tokens since "
+                                                              "step 1454")
