@@ -14,7 +14,6 @@ counter) and the position in the input pipeline, so a killed run resumes
 exactly where its last checkpoint was written.
 """
 
-import dataclasses
 import functools
 import math
 import os
@@ -33,51 +32,9 @@ from t2t_lite.hparams_lib import HParams
 from t2t_lite.train.keras_internals import dropout_seed_states
 from t2t_lite.train import tokens_seen
 from t2t_lite.train.step import apply_global_mean, replica_gradients
+from t2t_lite.train.options import (  # noqa: F401  (TrainOptions: callers import it from here)
+    TrainOptions, TrainResult, accumulation_steps)
 from t2t_lite.train.strategy import LOST_PEER_ERRORS, is_chief, is_multi_worker, lost_workers
-
-
-@dataclasses.dataclass
-class TrainOptions:
-    """How to run training (the hparams say what to train)."""
-
-    train_steps: int = 0                 # optimizer steps in total; 0: hparams.train_steps
-    eval_every: int = 1000               # steps between evaluations; 0: only at the end
-    eval_steps: int = 0                  # dev batches per evaluation; 0: the whole dev split
-    eval_bleu_sentences: int = 100       # dev sentences greedily decoded for BLEU; 0: none
-    save_checkpoints_steps: int = 1000   # 0: not by steps
-    save_checkpoints_secs: int = 600     # the paper: every 10 minutes; 0: not by time
-    keep_checkpoint_max: int = 20        # 0: keep every checkpoint
-    log_every: int = 100
-    random_seed: int = 1
-    jit_compile: bool = False
-    early_stopping_patience: int = 0     # evaluations without a better dev loss; 0: never
-    max_train_minutes: float = 0         # wall-clock limit of this run (fairseq's
-                                         # --stop-time-hours); 0: none
-
-    def __post_init__(self):
-        negative = [f.name for f in dataclasses.fields(self)
-                    if isinstance(getattr(self, f.name), (int, float))
-                    and not isinstance(getattr(self, f.name), bool) and getattr(self, f.name) < 0]
-        if negative:
-            raise T2TError(f"Training options must not be negative: {', '.join(negative)}.")
-
-
-@dataclasses.dataclass
-class TrainResult:
-    step: int
-    loss: float
-    interrupted: bool
-    eval_metrics: Dict[str, float]
-    tokens: Optional[Dict[str, int]] = None  # `tokens_seen` counts since step `tokens_from`
-    tokens_from: int = 0                     # > 0: resumed from a checkpoint without counts
-
-
-def accumulation_steps(hp: HParams, num_replicas: int) -> int:
-    """Micro-batches per optimizer step so that a step sees ~hp.tokens_per_step tokens."""
-    if not hp.tokens_per_step:
-        return 1
-    return max(1, math.ceil(hp.tokens_per_step / (hp.batch_size * num_replicas)))
-
 
 # `(input_context, seed) -> tf.data.Dataset` of {"inputs", "targets"} batches for
 # one input pipeline (one per worker; see `tf.distribute.InputContext`).
