@@ -15,6 +15,7 @@ describing a cluster the same command trains on several machines
 """
 
 import argparse
+import math
 import sys
 from typing import List, Optional
 
@@ -129,7 +130,11 @@ def run(args: argparse.Namespace) -> int:
         keras.config.set_dtype_policy(previous_policy)
     if result.interrupted:
         return 130
-    print(f"Done: step {result.step}, loss {result.loss:.4f}; model in {args.output_dir}.")
+    if math.isfinite(result.loss):
+        print(f"Done: step {result.step}, loss {result.loss:.4f}; model in {args.output_dir}.")
+    else:  # no step ran: the checkpoint was already at --train_steps
+        print(f"Done: step {result.step}, nothing to train (--train_steps={args.train_steps}"
+              f" reached already); model in {args.output_dir}.")
     counts = dict(result.tokens, from_step=result.tokens_from)
     print(f"Trained on: {tokens_seen.describe(counts)}.")
     return 0

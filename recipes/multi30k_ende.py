@@ -110,6 +110,12 @@ def available_at(checkpoints: List[tuple], fraction: float, args) -> List[tuple]
     return [c for c in checkpoints if checkpoint_step(c[1]) <= fraction * args.train_steps]
 
 
+def minutes_into_run(saved_at: float, args) -> Optional[float]:
+    """Minutes from this run's start to a checkpoint's save time; None for a checkpoint
+    an earlier run saved (a resumed run's wall clock does not cover it)."""
+    return round((saved_at - args.start) / 60, 1) if saved_at >= args.start else None
+
+
 def decode_bleu(model_dir: str, checkpoint: Optional[str], decode_hparams: str, stem: str,
                 args, out_path: str, log_path: str) -> tuple:
     """Translates `stem`.en of --tmp_dir; returns the sacreBLEU score and signature
@@ -206,7 +212,7 @@ def score_mark(label: str, available: List[tuple], args, decode_hparams: str,
     last = available[-1][1]
     avg_dir, averaged = avg or average(label, available, args, log_path)
     row = {"mark": label, "checkpoint": os.path.basename(last), "step": checkpoint_step(last),
-           "minutes": round((available[-1][0] - args.start) / 60, 1),
+           "minutes": minutes_into_run(available[-1][0], args),
            "tokens": tokens_seen.read(last), "averaged": averaged,
            "decode_hparams": decode_hparams}
     for name, model_dir, checkpoint in (("single", args.model_dir, last),
@@ -240,7 +246,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                         "fairseq's --max-tokens); 0: the hparams set's batch_size")
     p.add_argument("--train_minutes", type=float, default=0,
                    help="also stop after this many minutes of training; the marks are then "
-                        "fractions of these minutes (0: no time limit)")
+                        "fractions of these minutes (0: no time limit). Per run: a resumed "
+                        "run trains up to this many minutes more, its marks from its start")
     p.add_argument("--marks", default="0.25,0.5",
                    help="fractions of the budget (steps, or --train_minutes) at which to "
                         "score as well")

@@ -92,11 +92,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.results:
         with open(args.results, encoding="utf-8") as f:
             rows = json.load(f)
-        # Each row's minutes: its last checkpoint's (older results: "25min" marks).
+        # Each row's minutes: its last checkpoint's (older results: "25min" marks); none
+        # for a checkpoint an earlier run saved (the recipe resumed), which is left out.
         marks = [(r["minutes"] if "minutes" in r else
                   float(r["mark"][:-3]) if r["mark"].endswith("min") else r["train_minutes"],
                   r.get("avg_beam", r.get("avg_beam4"))) for r in rows]  # older: avg_beam4
-        ax_bleu.plot(*zip(*marks), "s", label="test_2016_flickr BLEU (averaged, beam)")
+        marks = [mark for mark in marks if mark[0] is not None]
+        if marks:
+            ax_bleu.plot(*zip(*marks), "s", label="test_2016_flickr BLEU (averaged, beam)")
     ax_bleu.set_xlabel("minutes of training")
     ax_bleu.set_ylabel("sacreBLEU")
     ax_bleu.legend(loc="lower right")

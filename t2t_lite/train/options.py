@@ -40,7 +40,7 @@ class TrainOptions:
 @dataclasses.dataclass
 class TrainResult:
     step: int
-    loss: float
+    loss: float                          # of the last step; nan if no step ran in this call
     interrupted: bool
     eval_metrics: Dict[str, float]
     tokens: Optional[Dict[str, int]] = None  # `tokens_seen` counts since step `tokens_from`

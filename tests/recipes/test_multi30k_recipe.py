@@ -50,6 +50,7 @@ def test_recipe_commands_run_and_dev_loss_falls(multi30k_slice, tmp_path):
     final = rows[-1]
     assert final["mark"] == "final" and final["checkpoint"] == "ckpt-40"
     assert [row["step"] for row in rows] == [20, 40] and final["resumed_at"] == []
+    assert 0 <= rows[0]["minutes"] <= final["minutes"] <= 15  # from this run's start
     assert final["budget"] == {"train_steps": 40, "batch_size": 1024, "train_minutes": 0}
     # Tokens trained on, from the checkpoints: batches of at most 1,024 padded tokens.
     half, whole = rows[0]["tokens"], final["tokens"]
@@ -86,6 +87,10 @@ def test_recipe_commands_run_and_dev_loss_falls(multi30k_slice, tmp_path):
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
     rescored = json.loads((second / "results.json").read_text(encoding="utf-8"))
     assert [r["mark"] for r in rescored] == ["final"] and rescored[0]["resumed_at"] == [40]
+    # Saved by the first run: no minutes into this one (not a negative number).
+    assert rescored[0]["minutes"] is None
+    assert "Done: step 40, nothing to train (--train_steps=40 reached already)" in (
+        second / "recipe.log").read_text(encoding="utf-8")
     # --patience=2: every checkpoint's dev loss computed; a stop only after two in a row
     # without a lower one (early in training each is lower than the last).
     losses = json.loads((work / "model" / "dev_losses.json").read_text(encoding="utf-8"))
@@ -105,6 +110,13 @@ def test_recipe_commands_run_and_dev_loss_falls(multi30k_slice, tmp_path):
     else:
         assert plot.returncode == 0, plot.stderr[-2000:]
         assert (tmp_path / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        # The rescored results' checkpoint has no minutes into that run: left off the plot.
+        replot = subprocess.run(
+            [sys.executable, str(REPO_ROOT / "recipes" / "plot_curves.py"),
+             f"--output_dir={work / 'model'}", f"--png={tmp_path / 'rescored.png'}",
+             f"--results={second / 'results.json'}"], capture_output=True, text=True,
+            timeout=300)
+        assert replot.returncode == 0, replot.stderr[-2000:]
     table = [line.split() for line in plot.stdout.splitlines()[1:] if line[:1] == " "]
     assert [int(row[1]) for row in table] == [20, 40]
 
