@@ -37,6 +37,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--verify", action="store_true",
                         help="only check the shards against the sizes and SHA-256 checksums "
                              "datagen recorded (exit 1 naming a damaged shard)")
+    sampling = parser.add_argument_group(
+        "subword regularization (Kudo 2018): the train split written several times, each "
+        "sentence segmented by sampling; dev and test keep the best segmentation")
+    sampling.add_argument("--subword_samples", type=int, default=0, metavar="K",
+                          help="copies of each training pair, each side segmented by its "
+                               "own draw (0: the best segmentation once)")
+    sampling.add_argument("--subword_nbest", type=int, default=64, metavar="L",
+                          help="draw among the L best segmentations")
+    sampling.add_argument("--subword_alpha", type=float, default=0.1,
+                          help="draw with probability P(segmentation)^alpha (smaller: "
+                               "more uniform)")
     problem_flags.add_usr_dir_flag(parser)
     problem_flags.add_files_flags(parser)
     return parser
@@ -62,7 +73,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             elif args.vocab_from:
                 from t2t_lite import model_dir
                 vocab_model = model_dir.vocab_path(args.vocab_from)
-            generate_data(problem, args.data_dir, args.tmp_dir, vocab_model=vocab_model)
+            from t2t_lite.data.subword_sampling import SubwordSampling
+            sampling = SubwordSampling(args.subword_samples, args.subword_nbest,
+                                       args.subword_alpha)
+            generate_data(problem, args.data_dir, args.tmp_dir, vocab_model=vocab_model,
+                          subword_sampling=sampling)
         return 0
 
     return cli.main("t2t-datagen", run)

@@ -71,10 +71,12 @@ from t2t_lite.data.layout import (EOS_ID, LAYOUT_VERSION, PAD_ID, SHUFFLED_LAYOU
                                    shard_name)
 from t2t_lite.data.problem import Problem
 from t2t_lite.data.progress import Clock, keep_alive
+from t2t_lite.data.subword_sampling import SubwordSampling
 from t2t_lite.data.split_writer import (  # EMPTY_SIDE: datagen.EMPTY_SIDE for callers
     EMPTY_SIDE, STATE_PREFIX, TMP_PREFIX, remove_state, state_prefix, write_atomically,
     write_split)
 from t2t_lite.data.vocab_files import build_vocab_and_counts, data_vocab_path
+from t2t_lite.data.vocab import SubwordVocab
 from t2t_lite.errors import T2TError
 
 SHUFFLE_SEED = 1234  # train shards' permutations (recorded in the metadata)
@@ -144,6 +146,10 @@ def _split_line(split: str, s: Dict, reused: bool) -> str:
             f"{s['max_target_length']}); dropped {dropped:,}" + (f" ({why})" if why else ""))
     if s["kept_with_empty_side"]:
         line += f"; kept {s['kept_with_empty_side']:,} with an empty side"
+    sampling = s.get("subword_sampling")
+    if sampling:
+        line += (f"; {sampling['copies']} sampled segmentations of each pair (from the "
+                 f"{sampling['nbest']} best, alpha {sampling['alpha']:g})")
     return line + corpora_summary(s)
 
 
@@ -164,7 +170,8 @@ def _write_text_files(problem: Problem, split: str, data_dir: str, tmp_dir: Opti
 def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional[str] = None,
                   log: Callable[[str], None] = print,
                   vocab_model: Optional[str] = None, *, threads: Optional[int] = None,
-                  clock: Clock = time.monotonic) -> Dict:
+                  clock: Clock = time.monotonic,
+                  subword_sampling: Optional[SubwordSampling] = None) -> Dict:
     """Builds the vocabulary and the train/dev/test shards of `problem` in `data_dir`.
 
     Args:
@@ -178,6 +185,9 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
       threads: encoding threads (default: every core); the shards are the
         same for any number.
       clock: monotonic seconds, for the progress lines (tests pass a fake one).
+      subword_sampling: write the train split as this many copies segmented by
+        sampling (`t2t_lite.data.subword_sampling`); dev and test are unchanged.
+        A train split written with other settings is written again.
 
     Returns:
       The metadata written to `{problem}.datagen.json`.
@@ -188,12 +198,13 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
         t2t-datagen.
     """
     with keep_alive(log) as log:  # no silence longer than 10 s, whatever the step
-        return _generate_data(problem, data_dir, tmp_dir, log, vocab_model, threads, clock)
+        return _generate_data(problem, data_dir, tmp_dir, log, vocab_model, threads, clock,
+                              subword_sampling or SubwordSampling())
 
 
 def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional[str],
                    log: Callable[[str], None], vocab_model: Optional[str],
-                   threads: Optional[int], clock: Clock) -> Dict:
+                   threads: Optional[int], clock: Clock, sampling: SubwordSampling) -> Dict:
     """`generate_data`'s work, logging through `keep_alive`'s log."""
     if isinstance(problem, str):
         problem = registry.problem(problem)
@@ -218,6 +229,9 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
                 layout_version=LAYOUT_VERSION, shuffle_seed=SHUFFLE_SEED)
     meta.setdefault("splits", {})
     encode = make_encoder(vocab, threads)
+    if sampling.enabled and not isinstance(vocab, SubwordVocab):
+        raise T2TError("Subword sampling (--subword_samples) needs a SentencePiece "
+                       "vocabulary; this problem's is a tensor2tensor vocabulary file.")
     for split in SPLITS:
         num_shards = problem.num_shards(split)
         if split == "train":  # at least one per corpus
@@ -225,7 +239,9 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
         paths = shard_paths(data_dir, problem.name, split, num_shards)
         _write_text_files(problem, split, data_dir, tmp_dir, log)
         prefix = state_prefix(data_dir, problem.name, split)
-        if _reusable(meta, split, paths, data_dir, problem.name, log):
+        wanted = sampling.as_dict() if split == "train" and sampling.enabled else None
+        if (meta["splits"].get(split, {}).get("subword_sampling") == wanted
+                and _reusable(meta, split, paths, data_dir, problem.name, log)):
             remove_state(prefix)  # left if killed after recording the split
             continue
         old = meta["splits"].pop(split, None)
@@ -235,10 +251,13 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
             total = old["examples"] + sum(old["dropped"].values())
         start = time.time()
         key = {"vocab_sha256": digest, "layout_version": LAYOUT_VERSION}
+        if wanted:
+            key["subword_sampling"] = wanted
         if split == "train":
             if len(corpora) > 1 and not counts:
                 counts = count_pairs(corpora, log, clock)
-            stats = write_train_split(corpora, counts, encode, paths, prefix, key,
+            train_encode = make_encoder(vocab, threads, sampling) if wanted else encode
+            stats = write_train_split(corpora, counts, train_encode, paths, prefix, key,
                                       shuffle_seed=SHUFFLE_SEED, log=log, clock=clock,
                                       total_pairs=total)
         else:
@@ -246,6 +265,8 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
                 lambda split=split: problem.raw_pairs(split, tmp_dir), encode, paths, prefix,
                 key, shuffle_seed=None, drop_empty=False, log=log, label=f"  {split}",
                 total_pairs=total, clock=clock)
+        if wanted:
+            stats["subword_sampling"] = wanted
         meta["splits"][split] = stats
         _write_metadata(data_dir, meta)
         remove_state(prefix)

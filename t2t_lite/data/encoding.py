@@ -82,25 +82,42 @@ def encode_batch(vocab, pairs: Sequence[Pair]) -> List[Encoded]:
                     target_lengths.numpy().tolist()))
 
 
-def make_encoder(vocab, threads: Optional[int] = None) -> Encoder:
+def encode_sampled_batch(vocab, pairs: Sequence[Pair], sampling) -> List[Encoded]:
+    """`encode_batch` with subword sampling: `sampling.copies` records per pair, each
+    side segmented by its own draw (`subword_sampling`), pair-major."""
+    from t2t_lite.data.subword_sampling import sampled_examples
+    records, source_lengths, target_lengths = sampled_examples(vocab, pairs, sampling)
+    return list(zip(records, source_lengths, target_lengths))
+
+
+def make_encoder(vocab, threads: Optional[int] = None, sampling=None) -> Encoder:
     """An `Encoder` that encodes batches of `BATCH` pairs on `threads` threads
-    (default: one per usable core), yielding each batch's records in input order."""
+    (default: one per usable core), yielding each batch's records in input order.
+
+    With `sampling` (a `SubwordSampling` with copies > 0) each pair gives
+    `sampling.copies` records (the encoder's `records_per_pair`), segmented by sampling.
+    """
     threads = threads or usable_cores()
     batch = BATCH
+    encode_one = encode_batch
+    if sampling is not None and sampling.enabled:
+        encode_one = functools.partial(encode_sampled_batch, sampling=sampling)
+        batch = max(1, BATCH // sampling.copies)
 
     def encode(pairs: Sequence[Pair]) -> Iterator[List[Encoded]]:
         batches = [pairs[i:i + batch] for i in range(0, len(pairs), batch)]
         if threads == 1:
             for part in batches:
-                yield encode_batch(vocab, part)
+                yield encode_one(vocab, part)
             return
         with concurrent.futures.ThreadPoolExecutor(threads) as pool:
             pending: collections.deque = collections.deque()
             for part in batches:
-                pending.append(pool.submit(encode_batch, vocab, part))
+                pending.append(pool.submit(encode_one, vocab, part))
                 if len(pending) > 2 * threads:  # bounded: a few batches ahead
                     yield pending.popleft().result()
             while pending:
                 yield pending.popleft().result()
 
+    encode.records_per_pair = sampling.copies if encode_one is not encode_batch else 1
     return encode

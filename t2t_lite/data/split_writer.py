@@ -51,7 +51,9 @@ _LENGTH = struct.Struct("<I")  # a chunk record's length prefix
 
 # An encoded example: (serialized tf.train.Example, source length, target length).
 Encoded = Tuple[bytes, int, int]
-# Encodes pairs; yields the examples in order, a list per batch (for progress).
+# Encodes pairs; yields the examples in order, a list per batch (for progress). An
+# encoder may give several examples per pair (subword sampling's copies): its attribute
+# `records_per_pair`, when set, says how many.
 Encoder = Callable[[Sequence[Pair]], Iterator[List[Encoded]]]
 
 
@@ -269,7 +271,7 @@ class SplitWriter:
                 stats["max_source_length"] = max(stats["max_source_length"], source_length)
                 stats["max_target_length"] = max(stats["max_target_length"], target_length)
                 size += _LENGTH.size + len(record)
-            done += len(batch)
+            done += len(batch) // getattr(self.encode, "records_per_pair", 1)
             progress.update(read_before + done, written_before + size)
         offsets, parts = [0], []
         for block in blocks:

@@ -1,0 +1,102 @@
+"""Subword regularization: training pairs written several times, each segmented by sampling.
+
+Kudo (2018), "Subword Regularization: Improving Neural Network Translation Models
+with Multiple Subword Candidates", trains on a different segmentation of each
+sentence every time it is seen, drawn from the unigram language model:
+P(x | sentence) proportional to P(x)^alpha over the l best segmentations x. It
+helps most on small corpora. t2t-datagen does it ahead of training (as fairseq
+users do with `spm_encode --output_format=sample_id`): with `copies=K` the train
+split holds K copies of every pair, copy k of each side segmented by its own
+draw, shuffled together; dev and test keep the single best segmentation.
+
+Why by hand rather than SentencePiece's own sampling (`enable_sampling=True`,
+also what tensorflow-text's tokenizer does with `nbest_size`): that draws from
+a generator per thread that cannot be seeded per sentence, so the shards would
+differ between runs, thread counts and resumed datagen runs. Here SentencePiece
+gives the l best segmentations with their log probabilities (`nbest_encode`),
+and the draw among them is keyed on (copy, side, text) alone: the same data,
+vocabulary and settings give the same bytes, however the split is chunked,
+threaded or resumed. l is Kudo's "l" (64 is one of the paper's settings);
+alpha=0.1 with l=64 is another.
+"""
+
+import dataclasses
+import hashlib
+import math
+import random
+from typing import Dict, List, Sequence
+
+import sentencepiece as spm
+import tensorflow as tf
+
+from t2t_lite.data.layout import EOS_ID
+from t2t_lite.data.problem import Pair
+from t2t_lite.errors import T2TError
+
+
+@dataclasses.dataclass(frozen=True)
+class SubwordSampling:
+    """K sampled copies of the train split; `copies=0` means no sampling."""
+    copies: int = 0
+    nbest: int = 64       # Kudo's l: segmentations sampled from
+    alpha: float = 0.1    # P(x)^alpha: smaller is more uniform
+
+    def __post_init__(self):
+        if self.copies < 0 or self.copies > 1000:
+            raise T2TError(f"--subword_samples must be between 0 and 1000, not {self.copies}.")
+        if self.copies and (self.nbest < 2 or self.nbest > 1000):
+            raise T2TError(f"--subword_nbest must be between 2 and 1000, not {self.nbest}.")
+        if self.copies and not (self.alpha > 0 and math.isfinite(self.alpha)):
+            raise T2TError(f"--subword_alpha must be a positive number, not {self.alpha}.")
+
+    @property
+    def enabled(self) -> bool:
+        return self.copies > 0
+
+    def as_dict(self) -> Dict:
+        """What the data's metadata records (and a resumed datagen run must match)."""
+        return {"copies": self.copies, "nbest": self.nbest, "alpha": self.alpha}
+
+
+def _uniform(copy: int, side: str, text: str) -> float:
+    """A number in [0, 1) fixed by (copy, side, text): the draw's only source of randomness."""
+    digest = hashlib.sha256(f"{copy}\0{side}\0{text}".encode("utf-8", "surrogatepass")).digest()
+    return random.Random(digest).random()
+
+
+def sample_ids(processor: spm.SentencePieceProcessor, text: str, copy: int, side: str,
+               sampling: SubwordSampling) -> List[int]:
+    """One segmentation of `text` drawn from its `nbest` best with P ~ exp(alpha * log P),
+    as ids followed by EOS; the same arguments always give the same ids."""
+    nbest = processor.nbest_encode_as_proto(text, nbest_size=sampling.nbest).nbests
+    if not nbest:  # empty text
+        return [EOS_ID]
+    scores = [sampling.alpha * candidate.score for candidate in nbest]
+    top = max(scores)
+    weights = [math.exp(s - top) for s in scores]
+    threshold, total = _uniform(copy, side, text) * sum(weights), 0.0
+    chosen = nbest[-1]
+    for candidate, weight in zip(nbest, weights):
+        total += weight
+        if threshold < total:
+            chosen = candidate
+            break
+    return [piece.id for piece in chosen.pieces] + [EOS_ID]
+
+
+def sampled_examples(vocab, pairs: Sequence[Pair], sampling: SubwordSampling):
+    """(records, source lengths, target lengths) of `sampling.copies` copies of each
+    pair, pair-major (pair 0's copies, then pair 1's...), serialized as datagen's."""
+    from t2t_lite.data.encoding import serialized_examples
+    processor = spm.SentencePieceProcessor(model_proto=vocab.model_proto)
+    sources, targets = [], []
+    for source, target in pairs:
+        for copy in range(sampling.copies):
+            sources.append(sample_ids(processor, source, copy, "source", sampling))
+            targets.append(sample_ids(processor, target, copy, "target", sampling))
+    if not sources:
+        return [], [], []
+    inputs = tf.ragged.constant(sources, dtype=tf.int64, ragged_rank=1)
+    outputs = tf.ragged.constant(targets, dtype=tf.int64, ragged_rank=1)
+    records = serialized_examples(inputs, outputs).numpy().tolist()
+    return records, [len(s) for s in sources], [len(t) for t in targets]
