@@ -40,14 +40,15 @@ def build_parser() -> argparse.ArgumentParser:
     sampling = parser.add_argument_group(
         "subword regularization (Kudo 2018): the train split written several times, each "
         "sentence segmented by sampling; dev and test keep the best segmentation")
-    sampling.add_argument("--subword_samples", type=int, default=0, metavar="K",
+    sampling.add_argument("--subword_samples", type=int, default=None, metavar="K",
                           help="copies of each training pair, each side segmented by its "
-                               "own draw (0: the best segmentation once)")
-    sampling.add_argument("--subword_nbest", type=int, default=64, metavar="L",
-                          help="draw among the L best segmentations")
-    sampling.add_argument("--subword_alpha", type=float, default=0.1,
+                               "own draw; 0: the best segmentation once (default: as the "
+                               "data directory records, else 0)")
+    sampling.add_argument("--subword_nbest", type=int, default=None, metavar="L",
+                          help="draw among the L best segmentations (default 64)")
+    sampling.add_argument("--subword_alpha", type=float, default=None,
                           help="draw with probability P(segmentation)^alpha (smaller: "
-                               "more uniform)")
+                               "more uniform; default 0.1)")
     problem_flags.add_usr_dir_flag(parser)
     problem_flags.add_files_flags(parser)
     return parser
@@ -73,9 +74,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             elif args.vocab_from:
                 from t2t_lite import model_dir
                 vocab_model = model_dir.vocab_path(args.vocab_from)
-            from t2t_lite.data.subword_sampling import SubwordSampling
-            sampling = SubwordSampling(args.subword_samples, args.subword_nbest,
-                                       args.subword_alpha)
+            from t2t_lite.data.subword_sampling import from_flags
+            sampling = from_flags(args.subword_samples, args.subword_nbest, args.subword_alpha)
             generate_data(problem, args.data_dir, args.tmp_dir, vocab_model=vocab_model,
                           subword_sampling=sampling)
         return 0

@@ -54,6 +54,10 @@ TEST_STEM = "test_2016_flickr"
 DEV_STEM = "val"
 
 
+# t2t-datagen flags passed through as given (none given: the data keeps its setting).
+SUBWORD_FLAGS = ("subword_samples", "subword_nbest", "subword_alpha")
+
+
 def run_command(args: List[str], log_path: str, stdout: bool = False,
                 stream: bool = False) -> str:
     """Runs a t2t-lite command, echoing it; returns its stderr (or, with `stdout`, its
@@ -236,6 +240,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                         "--select=best_dev_loss, without replacing the first results")
     p.add_argument("--hparams_set", default="transformer_multi30k")
     p.add_argument("--hparams", default="")
+    p.add_argument("--subword_samples", help="t2t-datagen's: K sampled segmentations of "
+                   "each training pair (subword regularization; 0: none; default: as the "
+                   "data directory records, else none)")
+    p.add_argument("--subword_nbest", help="t2t-datagen's")
+    p.add_argument("--subword_alpha", help="t2t-datagen's")
     p.add_argument("--random_seed", type=int, default=1)
     p.add_argument("--precision", default="float32", choices=["float32", "mixed_bfloat16"],
                    help="t2t-trainer's --precision (decoding is float32 either way)")
@@ -327,8 +336,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     resolve_budget(args)
     os.makedirs(args.score_dir, exist_ok=True)
     log_path = os.path.join(args.score_dir, "recipe.log")
+    sampling = [f"--{name}={getattr(args, name)}" for name in SUBWORD_FLAGS
+                if getattr(args, name) is not None]
     run_command(["t2t-datagen", f"--problem={PROBLEM}", f"--data_dir={args.data_dir}",
-                 f"--tmp_dir={args.tmp_dir}"], log_path)
+                 f"--tmp_dir={args.tmp_dir}", *sampling], log_path)
     args.start = time.time()
     resumed_at = train(args, log_path)
     train_minutes = (time.time() - args.start) / 60

@@ -185,9 +185,11 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
       threads: encoding threads (default: every core); the shards are the
         same for any number.
       clock: monotonic seconds, for the progress lines (tests pass a fake one).
-      subword_sampling: write the train split as this many copies segmented by
-        sampling (`t2t_lite.data.subword_sampling`); dev and test are unchanged.
-        A train split written with other settings is written again.
+      subword_sampling: write the train split as copies segmented by sampling
+        (`t2t_lite.data.subword_sampling`; `SubwordSampling()`: none); dev and
+        test are unchanged. A train split written with other settings is written
+        again. None (t2t-trainer --generate_data): the setting recorded in
+        `data_dir`, if any, else none.
 
     Returns:
       The metadata written to `{problem}.datagen.json`.
@@ -199,12 +201,13 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
     """
     with keep_alive(log) as log:  # no silence longer than 10 s, whatever the step
         return _generate_data(problem, data_dir, tmp_dir, log, vocab_model, threads, clock,
-                              subword_sampling or SubwordSampling())
+                              subword_sampling)
 
 
 def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional[str],
                    log: Callable[[str], None], vocab_model: Optional[str],
-                   threads: Optional[int], clock: Clock, sampling: SubwordSampling) -> Dict:
+                   threads: Optional[int], clock: Clock,
+                   sampling: Optional[SubwordSampling]) -> Dict:
     """`generate_data`'s work, logging through `keep_alive`'s log."""
     if isinstance(problem, str):
         problem = registry.problem(problem)
@@ -214,6 +217,9 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
     _remove_leftovers(data_dir, problem.name, log)
     meta = read_metadata(data_dir, problem.name)
     _check_layout(meta, data_dir, log)
+    if sampling is None:
+        recorded = meta.get("splits", {}).get("train", {}).get("subword_sampling")
+        sampling = SubwordSampling(**recorded) if recorded else SubwordSampling()
     corpora = problem.train_corpora(tmp_dir)
     vocab_model = vocab_model or _t2t_vocab_file(problem, data_dir, log)
     vocab, counts = build_vocab_and_counts(problem, data_dir, corpora, log, vocab_model, clock)

@@ -24,7 +24,7 @@ import dataclasses
 import hashlib
 import math
 import random
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import sentencepiece as spm
 import tensorflow as tf
@@ -56,6 +56,22 @@ class SubwordSampling:
     def as_dict(self) -> Dict:
         """What the data's metadata records (and a resumed datagen run must match)."""
         return {"copies": self.copies, "nbest": self.nbest, "alpha": self.alpha}
+
+
+def from_flags(copies: Optional[int], nbest: Optional[int],
+               alpha: Optional[float]) -> Optional[SubwordSampling]:
+    """t2t-datagen's flags -> the setting; None (no --subword_samples): as recorded.
+
+    Raises:
+      T2TError: --subword_nbest or --subword_alpha without --subword_samples, or a bad value.
+    """
+    if copies is None:
+        if nbest is not None or alpha is not None:
+            raise T2TError("--subword_nbest and --subword_alpha need --subword_samples.")
+        return None
+    defaults = SubwordSampling()
+    return SubwordSampling(copies, defaults.nbest if nbest is None else nbest,
+                           defaults.alpha if alpha is None else alpha)
 
 
 def _uniform(copy: int, side: str, text: str) -> float:

@@ -13,8 +13,9 @@ import pytest
 import sentencepiece as spm
 
 from t2t_lite.bin import t2t_datagen
+from t2t_lite.data.datagen import generate_data
 from t2t_lite.data.layout import EOS_ID
-from t2t_lite.data.subword_sampling import SubwordSampling, sample_ids
+from t2t_lite.data.subword_sampling import SubwordSampling, from_flags, sample_ids
 from t2t_lite.data.vocab import train_sentencepiece
 from t2t_lite.errors import T2TError
 
@@ -74,10 +75,11 @@ def gap(processor, text):
     (dict(copies=2, nbest=1), "--subword_nbest must be between 2 and 1000, not 1."),
     (dict(copies=2, alpha=0.0), "--subword_alpha must be a positive number, not 0.0."),
     (dict(copies=2, alpha=float("nan")), "--subword_alpha must be a positive number, not nan."),
+    (dict(copies=None, alpha=0.5), "--subword_nbest and --subword_alpha need --subword_samples."),
 ])
 def test_bad_settings_are_one_line(settings, message):
     with pytest.raises(T2TError) as error:
-        SubwordSampling(**settings)
+        from_flags(settings.get("copies"), settings.get("nbest"), settings.get("alpha"))
     assert str(error.value) == message
 
 
@@ -116,10 +118,14 @@ def test_datagen_writes_k_copies_with_the_same_bytes_and_rewrites_on_change(
     two, _ = datagen(tmp_path / "b", corpus, *sampled, capsys=capsys)
     assert shard_digests(tmp_path / "a", one) == shard_digests(tmp_path / "b", two)
 
-    # The same settings again: reused. Without sampling: the train split is written again.
-    _, out = datagen(tmp_path / "a", corpus, *sampled, capsys=capsys)
-    assert f"train: reusing {3 * kept_pairs:,} examples" in out
-    plain, out = datagen(tmp_path / "a", corpus, capsys=capsys)
+    # The same settings again: reused; so is the recorded setting when none is given (as
+    # t2t-trainer --generate_data gives none). t2t-datagen without the flags: written again.
+    for flags in (sampled, ()):
+        _, out = datagen(tmp_path / "a", corpus, *flags, capsys=capsys)
+        assert f"train: reusing {3 * kept_pairs:,} examples" in out
+    generate_data("translate_ende_files", str(tmp_path / "a"), log=print)
+    assert f"train: reusing {3 * kept_pairs:,} examples" in capsys.readouterr().out
+    plain, out = datagen(tmp_path / "a", corpus, "--subword_samples=0", capsys=capsys)
     assert plain["splits"]["train"]["examples"] == kept_pairs
     assert "subword_sampling" not in plain["splits"]["train"]
     assert plain["splits"]["train"]["target_subwords"] < train["target_subwords"] / 3

@@ -37,11 +37,15 @@ def test_recipe_commands_run_and_dev_loss_falls(multi30k_slice, tmp_path):
          f"--tmp_dir={multi30k_slice}", f"--work_dir={work}", "--train_steps=40",
          "--hparams=learning_rate_warmup_steps=20,batch_size=1024", "--eval_every=20",
          "--eval_bleu_sentences=20", "--save_steps=10", "--average=3", "--marks=0.5",
-         "--select=best_dev_loss", "--tune_grid=beam_size=2;alpha=0.6,1.0"],
+         "--select=best_dev_loss", "--tune_grid=beam_size=2;alpha=0.6,1.0",
+         "--subword_samples=2", "--subword_alpha=0.5"],
         capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
 
     log = (work / "recipe.log").read_text(encoding="utf-8")
+    sampled = ("train: 3,000 examples in 4 shard(s)", "2 sampled segmentations of each "
+               "pair (from the 64 best, alpha 0.5)")
+    assert all(part in log for part in sampled), log[:3000]
     dev_losses = [float(x) for x in re.findall(r"^eval step \d+: .*\bloss ([0-9.]+)", log, re.M)]
     assert len(dev_losses) == 2  # steps 20 and 40
     assert dev_losses[-1] < dev_losses[0]
@@ -89,8 +93,9 @@ def test_recipe_commands_run_and_dev_loss_falls(multi30k_slice, tmp_path):
     assert [r["mark"] for r in rescored] == ["final"] and rescored[0]["resumed_at"] == [40]
     # Saved by the first run: no minutes into this one (not a negative number).
     assert rescored[0]["minutes"] is None
-    assert "Done: step 40, nothing to train (--train_steps=40 reached already)" in (
-        second / "recipe.log").read_text(encoding="utf-8")
+    relog = (second / "recipe.log").read_text(encoding="utf-8")
+    assert "Done: step 40, nothing to train (--train_steps=40 reached already)" in relog
+    assert "train: reusing 3,000 examples" in relog  # no flags: the data kept its setting
     # --patience=2: every checkpoint's dev loss computed; a stop only after two in a row
     # without a lower one (early in training each is lower than the last).
     losses = json.loads((work / "model" / "dev_losses.json").read_text(encoding="utf-8"))
