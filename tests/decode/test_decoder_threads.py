@@ -12,7 +12,8 @@ from model_dirs import make_model_dir, number_sentences
 # t2t-decoder in a fresh interpreter on a machine of 16 cores (the affinity mask
 # read by t2t_lite.threads, replaced), then the threads per op it configured.
 DECODE_ON_16_CORES = textwrap.dedent("""
-    import os, sys
+    import faulthandler, os, sys
+    faulthandler.enable()  # a crash inside TensorFlow prints its Python stack to stderr
     os.sched_getaffinity = lambda pid: set(range(16))
     from t2t_lite.bin import t2t_decoder
     assert t2t_decoder.main(sys.argv[1:]) == 0
@@ -35,7 +36,7 @@ def test_threads_per_op_follow_the_batches_the_input_makes(tmp_path):
     threads = {}
     for name, proc in runs.items():
         out, err = proc.communicate(timeout=300)
-        assert proc.returncode == 0, err[-2000:]
+        assert proc.returncode == 0, f"{name}: exit {proc.returncode}\n{err[-3000:]}"
         threads[name] = out.split()[-1]
         assert len((tmp_path / name).read_text().splitlines()) == 22
     # 20 lines in one batch: all 16 cores for each op; in 10 batches run at once,
