@@ -99,10 +99,11 @@ def make_encoder(vocab, threads: Optional[int] = None, sampling=None) -> Encoder
     """
     threads = threads or usable_cores()
     batch = BATCH
-    encode_one = encode_batch
+    encode_one, records_per_pair = encode_batch, 1
     if sampling is not None and sampling.enabled:
         encode_one = functools.partial(encode_sampled_batch, sampling=sampling)
-        batch = max(1, BATCH // sampling.copies)
+        records_per_pair = sampling.copies
+        batch = max(1, BATCH // records_per_pair)
 
     def encode(pairs: Sequence[Pair]) -> Iterator[List[Encoded]]:
         batches = [pairs[i:i + batch] for i in range(0, len(pairs), batch)]
@@ -119,5 +120,5 @@ def make_encoder(vocab, threads: Optional[int] = None, sampling=None) -> Encoder
             while pending:
                 yield pending.popleft().result()
 
-    encode.records_per_pair = sampling.copies if encode_one is not encode_batch else 1
+    encode.records_per_pair = records_per_pair
     return encode

@@ -21,6 +21,7 @@ alpha=0.1 with l=64 is another.
 """
 
 import dataclasses
+import functools
 import hashlib
 import math
 import random
@@ -100,11 +101,17 @@ def sample_ids(processor: spm.SentencePieceProcessor, text: str, copy: int, side
     return [piece.id for piece in chosen.pieces] + [EOS_ID]
 
 
+@functools.lru_cache(maxsize=4)
+def _processor(model_proto: bytes) -> spm.SentencePieceProcessor:
+    """One SentencePiece processor per vocabulary, not one per batch."""
+    return spm.SentencePieceProcessor(model_proto=model_proto)
+
+
 def sampled_examples(vocab, pairs: Sequence[Pair], sampling: SubwordSampling):
     """(records, source lengths, target lengths) of `sampling.copies` copies of each
     pair, pair-major (pair 0's copies, then pair 1's...), serialized as datagen's."""
     from t2t_lite.data.encoding import serialized_examples
-    processor = spm.SentencePieceProcessor(model_proto=vocab.model_proto)
+    processor = _processor(vocab.model_proto)
     sources, targets = [], []
     for source, target in pairs:
         for copy in range(sampling.copies):

@@ -117,6 +117,14 @@ def test_datagen_writes_k_copies_with_the_same_bytes_and_rewrites_on_change(
     assert "subword_sampling" not in one["splits"]["dev"]
     two, _ = datagen(tmp_path / "b", corpus, *sampled, capsys=capsys)
     assert shard_digests(tmp_path / "a", one) == shard_digests(tmp_path / "b", two)
+    # One encoding thread rather than one per core: the same bytes.
+    generate_data("translate_ende_files", str(tmp_path / "b"), log=print, threads=1,
+                  subword_sampling=SubwordSampling(copies=2, alpha=0.2))
+    generate_data("translate_ende_files", str(tmp_path / "b"), log=print, threads=1,
+                  subword_sampling=SubwordSampling(copies=3, alpha=0.2))
+    capsys.readouterr()
+    three = json.loads((tmp_path / "b" / "translate_ende_files.datagen.json").read_text())
+    assert shard_digests(tmp_path / "a", one) == shard_digests(tmp_path / "b", three)
 
     # The same settings again: reused; so is the recorded setting when none is given (as
     # t2t-trainer --generate_data gives none). t2t-datagen without the flags: written again.
