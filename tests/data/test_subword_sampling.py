@@ -138,3 +138,21 @@ def test_datagen_writes_k_copies_with_the_same_bytes_and_rewrites_on_change(
     assert "subword_sampling" not in plain["splits"]["train"]
     assert plain["splits"]["train"]["target_subwords"] < train["target_subwords"] / 3
     assert "dev: reusing" in out
+
+
+def test_a_tensor2tensor_vocabulary_is_refused_in_one_line(tmp_path, capsys):
+    """Sampling needs SentencePiece's n-best: with a t2t SubwordTextEncoder file
+    (`--vocab_from=FILE.subwords`) t2t-datagen stops in one line, writing no shard."""
+    corpus = tmp_path / "corpus.tsv"
+    corpus.write_text("".join(f"a b {i}\tb a {i}\n" for i in range(40)), encoding="utf-8")
+    subtokens = ["<pad>_", "<EOS>_", "a", "b", "_", " ", "\\", "u", ";", *"0123456789"]
+    vocab = tmp_path / "hand.subwords"
+    vocab.write_text("".join(f"'{s}'\n" for s in subtokens), encoding="utf-8")
+    code = t2t_datagen.main([f"--data_dir={tmp_path / 'data'}", "--source_lang=en",
+                             "--target_lang=de", f"--train_files={corpus}",
+                             f"--vocab_from={vocab}", "--subword_samples=2"])
+    captured = capsys.readouterr()
+    assert code != 0
+    errors = [line for line in captured.err.splitlines() if line.strip()]
+    assert len(errors) == 1 and "needs a SentencePiece vocabulary" in errors[0], captured.err
+    assert not list((tmp_path / "data").glob("*-train-*"))
