@@ -16,6 +16,23 @@ from typing import List, Optional
 from t2t_lite.bin import cli, problem_flags
 
 
+def add_subword_sampling_flags(parser: argparse.ArgumentParser) -> None:
+    """--subword_samples, --subword_nbest, --subword_alpha (also the Multi30k recipe's,
+    which passes them through); none given: the data directory's recorded setting."""
+    sampling = parser.add_argument_group(
+        "subword regularization (Kudo 2018): the train split written several times, each "
+        "sentence segmented by sampling; dev and test keep the best segmentation")
+    sampling.add_argument("--subword_samples", type=int, default=None, metavar="K",
+                          help="copies of each training pair, each side segmented by its "
+                               "own draw; 0: the best segmentation once (default: as the "
+                               "data directory records, else 0)")
+    sampling.add_argument("--subword_nbest", type=int, default=None, metavar="L",
+                          help="draw among the L best segmentations (default 64)")
+    sampling.add_argument("--subword_alpha", type=float, default=None,
+                          help="draw with probability P(segmentation)^alpha (smaller: "
+                               "more uniform; default 0.1)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The program's flags (also read by the docs' generated reference)."""
     parser = cli.ArgumentParser(
@@ -37,18 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--verify", action="store_true",
                         help="only check the shards against the sizes and SHA-256 checksums "
                              "datagen recorded (exit 1 naming a damaged shard)")
-    sampling = parser.add_argument_group(
-        "subword regularization (Kudo 2018): the train split written several times, each "
-        "sentence segmented by sampling; dev and test keep the best segmentation")
-    sampling.add_argument("--subword_samples", type=int, default=None, metavar="K",
-                          help="copies of each training pair, each side segmented by its "
-                               "own draw; 0: the best segmentation once (default: as the "
-                               "data directory records, else 0)")
-    sampling.add_argument("--subword_nbest", type=int, default=None, metavar="L",
-                          help="draw among the L best segmentations (default 64)")
-    sampling.add_argument("--subword_alpha", type=float, default=None,
-                          help="draw with probability P(segmentation)^alpha (smaller: "
-                               "more uniform; default 0.1)")
+    add_subword_sampling_flags(parser)
     problem_flags.add_usr_dir_flag(parser)
     problem_flags.add_files_flags(parser)
     return parser

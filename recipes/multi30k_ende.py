@@ -49,6 +49,8 @@ import sys
 import time
 from typing import Dict, List, Optional
 
+from t2t_lite.bin.t2t_datagen import add_subword_sampling_flags
+
 PROBLEM = "translate_ende_multi30k"
 TEST_STEM = "test_2016_flickr"
 DEV_STEM = "val"
@@ -240,11 +242,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                         "--select=best_dev_loss, without replacing the first results")
     p.add_argument("--hparams_set", default="transformer_multi30k")
     p.add_argument("--hparams", default="")
-    p.add_argument("--subword_samples", help="t2t-datagen's: K sampled segmentations of "
-                   "each training pair (subword regularization; 0: none; default: as the "
-                   "data directory records, else none)")
-    p.add_argument("--subword_nbest", help="t2t-datagen's")
-    p.add_argument("--subword_alpha", help="t2t-datagen's")
+    add_subword_sampling_flags(p)  # passed to t2t-datagen as given
     p.add_argument("--random_seed", type=int, default=1)
     p.add_argument("--precision", default="float32", choices=["float32", "mixed_bfloat16"],
                    help="t2t-trainer's --precision (decoding is float32 either way)")

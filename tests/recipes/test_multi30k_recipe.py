@@ -195,3 +195,14 @@ def test_negative_patience_is_a_usage_error(capsys):
     with pytest.raises(SystemExit):
         recipe.parse_args(["--tmp_dir=t", "--work_dir=w", "--patience=-1"])
     assert "--patience must be >= 0, got -1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["--subword_samples=two", "--subword_alpha=x"])
+def test_subword_flags_take_t2t_datagens_types(capsys, flag):
+    """The recipe declares the sampling flags with t2t-datagen's own function: a value of
+    the wrong type stops the recipe at once, before any command runs."""
+    recipe = load_recipe()
+    with pytest.raises(SystemExit) as exit_info:
+        recipe.parse_args(["--tmp_dir=t", "--work_dir=w", flag])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and f"argument {flag.split('=')[0]}: invalid" in err
