@@ -218,8 +218,9 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
     meta = read_metadata(data_dir, problem.name)
     _check_layout(meta, data_dir, log)
     if sampling is None:
-        recorded = meta.get("splits", {}).get("train", {}).get("subword_sampling")
-        sampling = SubwordSampling(**recorded) if recorded else SubwordSampling()
+        sampling = SubwordSampling.from_record(
+            meta.get("splits", {}).get("train", {}).get("subword_sampling"),
+            metadata_path(data_dir, problem.name))
     corpora = problem.train_corpora(tmp_dir)
     vocab_model = vocab_model or _t2t_vocab_file(problem, data_dir, log)
     vocab, counts = build_vocab_and_counts(problem, data_dir, corpora, log, vocab_model, clock)

@@ -58,6 +58,24 @@ class SubwordSampling:
         """What the data's metadata records (and a resumed datagen run must match)."""
         return {"copies": self.copies, "nbest": self.nbest, "alpha": self.alpha}
 
+    @classmethod
+    def from_record(cls, recorded: Optional[Dict], where: str) -> "SubwordSampling":
+        """The setting `as_dict` recorded in the metadata file `where` (None: none).
+
+        Raises:
+          T2TError: the record is not such a setting (a hand-edited or damaged file).
+        """
+        if recorded is None:
+            return cls()
+        names = {f.name for f in dataclasses.fields(cls)}
+        if (not isinstance(recorded, dict) or set(recorded) != names
+                or not all(isinstance(recorded[n], int) for n in ("copies", "nbest"))
+                or not isinstance(recorded["alpha"], (int, float))):
+            raise T2TError(f"{where} records subword_sampling {recorded!r}, not a setting; "
+                           "run t2t-datagen with --subword_samples=K (0: none) to write the "
+                           "train split again.")
+        return cls(**recorded)
+
 
 def from_flags(copies: Optional[int], nbest: Optional[int],
                alpha: Optional[float]) -> Optional[SubwordSampling]:

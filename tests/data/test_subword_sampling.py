@@ -156,3 +156,24 @@ def test_a_tensor2tensor_vocabulary_is_refused_in_one_line(tmp_path, capsys):
     errors = [line for line in captured.err.splitlines() if line.strip()]
     assert len(errors) == 1 and "needs a SentencePiece vocabulary" in errors[0], captured.err
     assert not list((tmp_path / "data").glob("*-train-*"))
+
+
+@pytest.mark.parametrize("damaged", [{"copies": "3", "nbest": 64, "alpha": 0.2},
+                                     {"copies": 3}, [3, 64, 0.2]])
+def test_a_damaged_recorded_setting_is_one_line(shared_data, tmp_path, capsys, damaged):
+    """Without --subword_samples datagen takes the recorded setting; a record that is not
+    one (hand-edited, damaged) stops it in one line naming the file."""
+    with open(shared_data / "multi30k" / "train.en", encoding="utf-8") as en, \
+            open(shared_data / "multi30k" / "train.de", encoding="utf-8") as de:
+        pairs = [f"{next(en).rstrip()}\t{next(de).rstrip()}\n" for _ in range(60)]
+    corpus = tmp_path / "corpus.tsv"
+    corpus.write_text("".join(pairs), encoding="utf-8")
+    meta, _ = datagen(tmp_path / "d", corpus, "--subword_samples=2", capsys=capsys)
+    meta["splits"]["train"]["subword_sampling"] = damaged
+    path = tmp_path / "d" / "translate_ende_files.datagen.json"
+    path.write_text(json.dumps(meta), encoding="utf-8")
+    code = t2t_datagen.main([f"--data_dir={tmp_path / 'd'}", "--source_lang=en",
+                             "--target_lang=de", f"--train_files={corpus}", "--vocab_size=500"])
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code != 0 and len(errors) == 1, errors
+    assert f"{path} records subword_sampling {damaged!r}, not a setting" in errors[0]
