@@ -1,4 +1,4 @@
-"""Toy data directories of problems whose train split has several corpora (issue 42 item 2).
+"""Toy data directories of problems whose train split has several corpora.
 
 A helper module (not a test): shards in datagen's format and a `{problem}.datagen.json`
 recording each corpus's shard range, as t2t-datagen writes them, without learning a

@@ -1,4 +1,4 @@
-"""t2t-avg-checkpoints killed with SIGKILL while it writes an average (issue 20 item 4).
+"""t2t-avg-checkpoints killed with SIGKILL while it writes an average.
 
 The program really runs in a second process and really gets SIGKILL, at
 chosen moments of its write (`kill_at.py`: the N-th file operation on its own

@@ -131,7 +131,7 @@ def differences(name: str, parent: str) -> dict:
 
 def test_multi30k_set_is_pinned():
     """`transformer_multi30k` stays as the README's speed tables, the Multi30k recipe's
-    tables and the news recipe measured it (issue 44 keeps it unchanged)."""
+    tables and the news recipe measured it."""
     small = registry.hparams("transformer_small")
     assert (small.hidden_size, small.filter_size, small.num_heads, small.batch_size,
             small.tokens_per_step, small.learning_rate, small.label_smoothing,

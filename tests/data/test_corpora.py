@@ -1,4 +1,4 @@
-"""Datagen records the corpora of a train split, a range of shards each (issue 42 item 2).
+"""Datagen records the corpora of a train split, a range of shards each.
 
 The fixture is a WMT-like --tmp_dir with two train file pairs, `aaa.en-de`
 (600 "cat" pairs) and `bbb.en-de` (300 "dog" pairs), read in name order as

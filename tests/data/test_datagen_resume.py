@@ -1,4 +1,4 @@
-"""Datagen resumes mid-split, encodes on every core, shows progress (issue 42, item 4)."""
+"""Datagen resumes mid-split, encodes on every core, shows progress."""
 
 import os
 import threading

@@ -1,4 +1,4 @@
-"""Train shards sample the whole corpus from their first record (issue 42, item 1).
+"""Train shards sample the whole corpus from their first record.
 
 The fixture is two different corpora one after the other, as local WMT files
 are read (Common Crawl, then Europarl, ...): 1,800 "cat" pairs, then 900 "dog"

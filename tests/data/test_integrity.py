@@ -1,4 +1,4 @@
-"""Damaged shards are refused with one line naming the file (issue 16)."""
+"""Damaged shards are refused with one line naming the file."""
 
 import json
 import os

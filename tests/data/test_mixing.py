@@ -1,4 +1,4 @@
-"""Training draws from corpora and problems by weight (issue 42 item 2: --train_mix).
+"""Training draws from corpora and problems by weight (--train_mix).
 
 The toy problem toy_mix has two corpora, alpha (300 examples, shards 0-1) and
 beta (100 examples, shard 2); toy_other, a second problem in the same data

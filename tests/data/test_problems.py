@@ -98,7 +98,7 @@ def test_number_splits_golden():
     splits = translate_numbers.number_splits()
     assert {k: len(v) for k, v in splits.items()} == {"train": 100000, "dev": 1000, "test": 1000}
     train, dev, test = set(splits["train"]), set(splits["dev"]), set(splits["test"])
-    # 0..999 ten times (issue 9), every other number once; the splits disjoint
+    # 0..999 ten times, every other number once; the splits disjoint
     counts = collections.Counter(splits["train"])
     assert all(counts[n] == 10 for n in range(1000)) and len(counts) == 100000 - 9 * 1000
     assert all(c == 1 for n, c in counts.items() if n >= 1000)

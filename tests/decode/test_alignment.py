@@ -1,4 +1,4 @@
-"""Word alignments from the decoder (issue 27 item 4): `--decode_hparams=alignments=true`.
+"""Word alignments from the decoder: `--decode_hparams=alignments=true`.
 
 The mapping from pieces to words and the argmax are checked on hand-made
 attention weights and pieces, with the expected pairs worked out by hand; the

@@ -1,4 +1,4 @@
-"""t2t-exporter killed with SIGKILL while it writes a version (issue 20 item 4).
+"""t2t-exporter killed with SIGKILL while it writes a version.
 
 Three exporters really run in other processes and really get SIGKILL: one
 while TensorFlow writes the SavedModel (when its `variables/` appears; at

@@ -4,7 +4,7 @@ The README's first command (t2t-trainer --generate_data on
 translate_ende_numbers with transformer_tiny) trained by the shared
 `numbers_model` fixture must translate at least 99% of the held-out test
 numbers (4 to 6 digits) exactly, and at least 99% of the integers 0..999, a
-new user's usual first try (issue 41 item 9: with 0..999 once in train, 1% of it, the
+new user's usual first try (with 0..999 once in train, 1% of it, the
 model answered "seven" with "siebensieben" on 35-53 of them), decoded by
 t2t-decoder with the problem's defaults (beam 4). The references are
 num2words' German words, not the model's outputs.

@@ -1,5 +1,5 @@
 """A mixed training run (--train_mix) interrupted and resumed ends with the weights of
-an uninterrupted one, bit for bit on one device (issue 42 item 2).
+an uninterrupted one, bit for bit on one device.
 
 The iterator checkpoint holds the position of each corpus's stream (its shuffle
 buffer included) and of `sample_from_datasets`' seeded draws; a resumed run

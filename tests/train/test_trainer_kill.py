@@ -1,4 +1,4 @@
-"""t2t-trainer killed with SIGKILL and run again ends as a run never killed (issue 26 item 3).
+"""t2t-trainer killed with SIGKILL and run again ends as a run never killed.
 
 The trainer really runs in a second process and really gets SIGKILL
 (tests/kill_trainer_at.py) at chosen moments: during a step, at three

@@ -1,4 +1,4 @@
-"""One trainer per model directory (issue 16 item 2)."""
+"""One trainer per model directory."""
 
 import json
 import os

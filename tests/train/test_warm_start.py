@@ -1,4 +1,4 @@
-"""Fine-tuning (issue 27 items 1-2): `t2t-datagen --vocab_from=M`, `t2t-trainer --warm_start_from=M`.
+"""Fine-tuning: `t2t-datagen --vocab_from=M`, `t2t-trainer --warm_start_from=M`.
 
 M is the suite's trained numbers model (checkpoints 1000 and 2000). The
 fine-tuned runs use learning_rate=0 where the test is about what the weights
