@@ -68,13 +68,17 @@ class SubwordSampling:
         if recorded is None:
             return cls()
         names = {f.name for f in dataclasses.fields(cls)}
-        if (not isinstance(recorded, dict) or set(recorded) != names
-                or not all(isinstance(recorded[n], int) for n in ("copies", "nbest"))
-                or not isinstance(recorded["alpha"], (int, float))):
-            raise T2TError(f"{where} records subword_sampling {recorded!r}, not a setting; "
-                           "run t2t-datagen with --subword_samples=K (0: none) to write the "
-                           "train split again.")
-        return cls(**recorded)
+        numbers = isinstance(recorded, dict) and set(recorded) == names and all(
+            isinstance(recorded[n], int) and not isinstance(recorded[n], bool)
+            for n in ("copies", "nbest")) and isinstance(recorded["alpha"], (int, float))
+        try:
+            if numbers:
+                return cls(**recorded)  # its own range checks, which name the flags
+        except T2TError:
+            pass  # out of range: said below as a damaged record, not as a flag's value
+        raise T2TError(f"{where} records subword_sampling {recorded!r}, not a setting; "
+                       "run t2t-datagen with --subword_samples=K (0: none) to write the "
+                       "train split again.")
 
 
 def from_flags(copies: Optional[int], nbest: Optional[int],
