@@ -68,14 +68,16 @@ class SubwordSampling:
         if recorded is None:
             return cls()
         names = {f.name for f in dataclasses.fields(cls)}
-        numbers = isinstance(recorded, dict) and set(recorded) == names and all(
-            isinstance(recorded[n], int) and not isinstance(recorded[n], bool)
-            for n in ("copies", "nbest")) and isinstance(recorded["alpha"], (int, float))
-        try:
-            if numbers:
+        def is_number(value, types) -> bool:  # JSON's true/false are not numbers here
+            return isinstance(value, types) and not isinstance(value, bool)
+
+        if (isinstance(recorded, dict) and set(recorded) == names
+                and is_number(recorded["copies"], int) and is_number(recorded["nbest"], int)
+                and is_number(recorded["alpha"], (int, float))):
+            try:
                 return cls(**recorded)  # its own range checks, which name the flags
-        except T2TError:
-            pass  # out of range: said below as a damaged record, not as a flag's value
+            except T2TError:
+                pass  # out of range: said below as a damaged record, not as a flag's value
         raise T2TError(f"{where} records subword_sampling {recorded!r}, not a setting; "
                        "run t2t-datagen with --subword_samples=K (0: none) to write the "
                        "train split again.")

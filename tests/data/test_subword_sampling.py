@@ -161,7 +161,8 @@ def test_a_tensor2tensor_vocabulary_is_refused_in_one_line(tmp_path, capsys):
 @pytest.mark.parametrize("damaged", [{"copies": "3", "nbest": 64, "alpha": 0.2},
                                      {"copies": 3}, [3, 64, 0.2],
                                      {"copies": -1, "nbest": 64, "alpha": 0.2},
-                                     {"copies": True, "nbest": 64, "alpha": 0.2}])
+                                     {"copies": True, "nbest": 64, "alpha": 0.2},
+                                     {"copies": 3, "nbest": 64, "alpha": True}])
 def test_a_damaged_recorded_setting_is_one_line(shared_data, tmp_path, capsys, damaged):
     """Without --subword_samples datagen takes the recorded setting; a record that is not
     one (hand-edited, damaged) stops it in one line naming the file."""
