@@ -59,8 +59,8 @@ def t2t_lite_outputs(model_dir, lines, params, batch_size, precision, compact=No
     """((outputs, work), seconds): work is the search's useful/computed decoder rows.
     With `jit_compile`, as `t2t-decoder --jit_compile` (batches padded to
     `batch_size` rows); the seconds include compiling the shapes after the first."""
-    model, vocab, _, _ = model_dir_lib.load_model(model_dir, precision=precision)
-    problem = model_dir_lib.problem_of(model_dir)
+    model, _ = model_dir.load_model(precision=precision)
+    vocab, problem = model_dir.vocab(), model_dir.problem()
     search = search_for_problem(model, problem, vocab, params, jit_compile=jit_compile,
                                 compact=compact)
     translator = Translator(search, vocab, pad_rows=batch_size if jit_compile else 0)
@@ -85,7 +85,7 @@ def ct2_outputs(path, lines, batch_size, compute_type, threads, extra_length,
 
 def tokenization_differences(model_dir, lines, ct2_path) -> int:
     """Lines whose pieces differ between tensorflow-text and Python sentencepiece."""
-    vocab = SubwordVocab.from_file(model_dir_lib.vocab_path(model_dir))
+    vocab = SubwordVocab.from_file(model_dir.vocab_path)
     tf_pieces = [vocab.pieces(ids[:-1]) for ids in vocab.encode_texts(lines)]
     py_pieces = CT2Translator(ct2_path).tokenize(lines)
     return sum(a != b for a, b in zip(tf_pieces, py_pieces))
@@ -119,23 +119,24 @@ def main() -> None:
     tf.config.threading.set_intra_op_parallelism_threads(max(1, args.threads // concurrent))
     lines = read_lines(args.source, strip="newline")
     references = read_lines(args.reference, strip="newline")
-    problem = model_dir_lib.problem_of(args.output_dir)
+    model_dir = model_dir_lib.ModelDir.open(args.output_dir)
+    problem = model_dir.problem()
     params = SearchParams.for_problem(problem).parse(args.decode_hparams)
     export_base = tempfile.mkdtemp(prefix="ct2-export-")
-    ct2_path = export_ctranslate2(args.output_dir, export_base, params)
+    ct2_path = export_ctranslate2(model_dir, export_base, params)
 
     runs = {}
     for precision in args.precisions.split(","):
         runs[f"t2t-lite {precision}"] = t2t_lite_outputs(
-            args.output_dir, lines, params, args.batch_size, precision,
+            model_dir, lines, params, args.batch_size, precision,
             parallel_batches=concurrent)
     if args.uncompacted:
         runs["t2t-lite float32 uncompacted"] = t2t_lite_outputs(
-            args.output_dir, lines, params, args.batch_size, "float32", compact=False,
+            model_dir, lines, params, args.batch_size, "float32", compact=False,
             parallel_batches=concurrent)
     if args.xla:
         runs["t2t-lite float32 XLA"] = t2t_lite_outputs(
-            args.output_dir, lines, params, args.batch_size, "float32", jit_compile=True,
+            model_dir, lines, params, args.batch_size, "float32", jit_compile=True,
             parallel_batches=concurrent)
     for compute_type in args.compute_types.split(","):
         extra_length = params.extra_length if args.t2t_max_length else None
@@ -160,7 +161,7 @@ def main() -> None:
         print(f"{name:<30} {len(lines) / seconds:>11.1f} {bleu.score:>6.2f} "
               f"{same:>9}/{len(lines)} ({100 * same / len(lines):.1f}%) {rows:>24}")
     print("lines tokenized differently by Python sentencepiece:",
-          tokenization_differences(args.output_dir, lines, ct2_path))
+          tokenization_differences(model_dir, lines, ct2_path))
     if args.diffs:
         ct2_float32 = runs.get("CTranslate2 float32", ((baseline, None), 0))[0][0]
         with open(args.diffs, "w", encoding="utf-8") as f:

@@ -16,7 +16,7 @@ from t2t_lite import registry  # noqa: E402
 from t2t_lite.decode.decoding import DecodeOptions, decode_lines, parse_decode_hparams  # noqa: E402
 from t2t_lite.decode.search import SearchParams, search_for_problem  # noqa: E402
 from t2t_lite.decode.translator import Translator  # noqa: E402
-from t2t_lite.model_dir import load_model  # noqa: E402
+from t2t_lite.model_dir import ModelDir  # noqa: E402
 
 
 def exact_match(output_dir: str, checkpoint_path=None, decode_hparams: str = "",
@@ -24,7 +24,9 @@ def exact_match(output_dir: str, checkpoint_path=None, decode_hparams: str = "",
     """Returns (fraction correct, sentences/s, list of (source, reference, output) errors)."""
     problem = registry.problem("translate_ende_numbers")
     pairs = list(problem.raw_pairs(split, None))
-    model, vocab, _, _ = load_model(output_dir, checkpoint_path, checkpoint_average)
+    directory = ModelDir.open(output_dir)
+    model, _ = directory.load_model(checkpoint_path, checkpoint_average)
+    vocab = directory.vocab()
     params, options = parse_decode_hparams(SearchParams.for_problem(problem), decode_hparams,
                                            DecodeOptions(batch_size=128))
     translator = Translator(search_for_problem(model, problem, vocab, params), vocab)

@@ -58,8 +58,9 @@ def run(args: argparse.Namespace) -> int:
     from t2t_lite.decode.search import SearchParams
     from t2t_lite.visualize import attention
 
-    model, vocab, _, _ = model_dir_lib.load_model(args.output_dir, None, args.checkpoint_average)
-    problem = model_dir_lib.problem_of(args.output_dir)
+    model_dir = model_dir_lib.ModelDir.open(args.output_dir)
+    model, _ = model_dir.load_model(None, args.checkpoint_average)
+    vocab, problem = model_dir.vocab(), model_dir.problem()
     search = SearchParams.for_problem(problem).parse(args.decode_hparams)
     maps = attention.attention_maps(model, vocab, args.source, args.target, search)
     if args.npz:

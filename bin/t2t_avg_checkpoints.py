@@ -74,12 +74,13 @@ def check_args(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     problem_flags.import_usr_dir(args)
-    from t2t_lite import usr_dir
     from t2t_lite.average_dir import write_average
-    usr_dir.check_model(args.output_dir)  # its problem's user directory, if it had one
+    from t2t_lite.model_dir import ModelDir
+    model_dir = ModelDir.open(args.output_dir)
+    model_dir.check_usr_dir()  # its problem's user directory, if it had one
     if args.select == "best_dev_loss":
         from t2t_lite.train.best_checkpoints import average_best
-        written, paths, losses = average_best(args.output_dir, args.avg_dir, args.data_dir,
+        written, paths, losses = average_best(model_dir, args.avg_dir, args.data_dir,
                                               args.num_last_checkpoints, args.candidates,
                                               named=_listed(args.checkpoints))
         chosen = ", ".join(f"{p.rsplit('/', 1)[-1]} {losses[p]:.4f}" for p in paths)
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     paths = _listed(args.checkpoints)
     if not paths and args.num_last_checkpoints < 1:
         raise cli.T2TError("--num_last_checkpoints must be >= 1.")
-    written, paths = write_average(args.output_dir, args.avg_dir, args.num_last_checkpoints,
+    written, paths = write_average(model_dir, args.avg_dir, args.num_last_checkpoints,
                                    paths)
     print(f"Averaged {len(paths)} checkpoints ({', '.join(p.rsplit('/', 1)[-1] for p in paths)})"
           f" into {written}.")

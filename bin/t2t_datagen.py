@@ -78,8 +78,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             if args.vocab_from and os.path.isfile(args.vocab_from):
                 vocab_model = args.vocab_from  # a vocabulary file
             elif args.vocab_from:
-                from t2t_lite import model_dir
-                vocab_model = model_dir.vocab_path(args.vocab_from)
+                from t2t_lite.model_dir import ModelDir
+                vocab_model = ModelDir.open(args.vocab_from).vocab_path
             from t2t_lite.data.subword_sampling import from_flags
             sampling = from_flags(args.subword_samples, args.subword_nbest, args.subword_alpha)
             generate_data(problem, args.data_dir, args.tmp_dir, vocab_model=vocab_model,

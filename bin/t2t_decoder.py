@@ -91,23 +91,23 @@ def run(args: argparse.Namespace) -> int:
     from t2t_lite.data.t2t_subwords import T2TSubwordVocab
     from t2t_lite.textio import read_lines
 
+    # Each directory read once; a wrong one is told before reading stdin.
+    directories = [model_dir_lib.ModelDir.open(path) for path in args.model_dirs]
     if not (args.score_file or args.decode_interactive):
         # The input first, then the thread pools, before TensorFlow's first op fixes
         # them: decode_lines runs as many batches at once as the input makes (up to
         # one per core), each op on its share of the cores (one batch: all of them).
         _, options = decoding.parse_decode_hparams(SearchParams(), args.decode_hparams)
-        for model_dir in args.model_dirs:  # a wrong directory is told before reading stdin
-            model_dir_lib.read_problem(model_dir)
         lines = _read_input(args)
         decoding.share_cores(options, options.batches(lines))
-    if len(args.model_dirs) == 1:
-        model, vocab, _, _ = model_dir_lib.load_model(args.model_dirs[0], args.checkpoint_path,
-                                                      args.checkpoint_average, args.precision)
-        models = [model]
+    if len(directories) == 1:
+        models = [directories[0].load_model(args.checkpoint_path, args.checkpoint_average,
+                                            args.precision)[0]]
     else:  # an ensemble: each directory averaged on the fly as asked
-        models, vocab, _ = model_dir_lib.load_ensemble(args.model_dirs, args.checkpoint_average,
-                                                       args.precision)
-    problem = model_dir_lib.problem_of(args.model_dirs[0])
+        models = model_dir_lib.load_ensemble(directories, args.checkpoint_average,
+                                             args.precision)
+    vocab = directories[0].vocab()
+    problem = directories[0].problem()
     params, options = decoding.parse_decode_hparams(SearchParams.for_problem(problem),
                                                     args.decode_hparams)
     if options.alignments and isinstance(vocab, T2TSubwordVocab):
@@ -169,8 +169,8 @@ def _run_ctranslate2(args: argparse.Namespace) -> int:
     if refusal:
         raise cli.T2TError(refusal)
     _, options = decoding.parse_decode_hparams(SearchParams(), args.decode_hparams)
-    model_dir = args.model_dirs[0]
-    model_dir_lib.read_problem(model_dir)  # a wrong directory is told before reading stdin
+    # read once; a wrong directory is told before reading stdin
+    model_dir = model_dir_lib.ModelDir.open(args.model_dirs[0])
     lines = _read_input(args)
     engine = CT2Engine.load(model_dir, args.decode_hparams, args.checkpoint_average,
                             args.checkpoint_path, args.quantization or "float32",

@@ -54,10 +54,12 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 
 def run(args: argparse.Namespace) -> int:
     problem_flags.import_usr_dir(args)
+    from t2t_lite.model_dir import ModelDir
+    model_dir = ModelDir.open(args.output_dir)
     if args.format == "ctranslate2":
         from t2t_lite.export.ctranslate2_client import read_export_info
         from t2t_lite.export.ctranslate2_export import export_ctranslate2
-        path = export_ctranslate2(args.output_dir, args.export_dir, args.decode_hparams,
+        path = export_ctranslate2(model_dir, args.export_dir, args.decode_hparams,
                                   checkpoint_path=args.checkpoint_path,
                                   checkpoint_average=args.checkpoint_average,
                                   quantization=args.quantization or "float32")
@@ -66,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"t2t-exporter: note: {note}", file=sys.stderr)
     else:
         from t2t_lite.export.exporter import export
-        path = export(args.output_dir, args.export_dir, args.decode_hparams,
+        path = export(model_dir, args.export_dir, args.decode_hparams,
                       checkpoint_path=args.checkpoint_path,
                       checkpoint_average=args.checkpoint_average)
     print(path)

@@ -128,8 +128,8 @@ def run(args: argparse.Namespace) -> int:
     from t2t_lite.serve.config import ServerConfig
 
     _, options = decoding.parse_decode_hparams(SearchParams(), args.decode_hparams)
-    if args.output_dir:
-        model_dir_lib.read_problem(args.output_dir)  # a wrong directory is told at once
+    # A wrong directory is told at once; the first engine is built from this reading.
+    opened = model_dir_lib.ModelDir.open(args.output_dir) if args.output_dir else None
     # Batches side by side, each op on its share of the cores (as t2t-decoder), set
     # before TensorFlow's first op fixes its thread pools.
     # CTranslate2's converted model runs on the CPU, whatever TensorFlow sees.
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(name)s: %(message)s")
 
     from t2t_lite.serve.app import ServerState
-    load = _loader(args, workers)
+    load = _loader(args, workers, opened)
     # The state holds the first engine alone: a --watch switch frees it.
     state = ServerState.create(load(), config)
     if args.engine == "ctranslate2":
@@ -164,18 +164,27 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_serve(state, args.host, args.port, watcher))
 
 
-def _loader(args: argparse.Namespace, workers: int):
-    """() -> the engine of the newest version these flags select (not warmed up)."""
+def _loader(args: argparse.Namespace, workers: int, opened):
+    """() -> the engine of the newest version these flags select (not warmed up).
+
+    The first call builds on `opened` (the model directory read at start); each
+    later one (a --watch reload) reads the directory again, once."""
     if args.export_dir:
         from t2t_lite.serve.saved_model_engine import SavedModelEngine
         return lambda: SavedModelEngine.load(args.export_dir)
+    from t2t_lite.model_dir import ModelDir
+    unused = [opened]
+
+    def directory() -> ModelDir:
+        return unused.pop() if unused else ModelDir.open(args.output_dir)
+
     if args.engine == "ctranslate2":
         from t2t_lite.serve.ctranslate2_engine import CT2Engine
-        return lambda: CT2Engine.load(args.output_dir, args.decode_hparams,
+        return lambda: CT2Engine.load(directory(), args.decode_hparams,
                                       args.checkpoint_average, args.checkpoint_path,
                                       args.quantization or "float32", workers)
     from t2t_lite.serve.engine import TFEngine
-    return lambda: TFEngine.load(args.output_dir, args.decode_hparams, args.checkpoint_average,
+    return lambda: TFEngine.load(directory(), args.decode_hparams, args.checkpoint_average,
                                  args.checkpoint_path, args.precision)
 
 

@@ -94,10 +94,11 @@ def run(args: argparse.Namespace) -> int:
     problem = problem_flags.resolve_problem(args)
     warm_start = None
     if args.warm_start_from:
+        from t2t_lite.model_dir import existing_run
         from t2t_lite.train.warm_start import WarmStart, base_hparams
         warm_start = WarmStart(args.warm_start_from, args.warm_start_checkpoint_average)
         base = (registry.hparams(args.hparams_set) if args.hparams_set
-                else base_hparams(args.output_dir, args.warm_start_from))
+                else base_hparams(existing_run(args.output_dir), args.warm_start_from))
         hparams_set = args.hparams_set or f"the hparams of {args.warm_start_from}"
     else:
         base, hparams_set = registry.hparams(args.hparams_set), args.hparams_set

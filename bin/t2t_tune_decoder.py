@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
                            "to decode and its references to score against.")
     combinations = tuning.parse_grid(args.grid, args.decode_hparams)
     _, options = decoding.parse_decode_hparams(SearchParams(), args.decode_hparams)
-    model_dir_lib.read_problem(args.output_dir)  # a wrong directory is told first
+    model_dir = model_dir_lib.ModelDir.open(args.output_dir)  # a wrong one is told first
     lines = read_lines(args.decode_from_file, strip="newline")
     references = count_lines(args.decode_reference)
     if references != len(lines):
@@ -80,9 +80,9 @@ def run(args: argparse.Namespace) -> int:
     write_report = _reporter(args)
     write_report([])  # an unwritable --report is told before decoding
     decoding.share_cores(options, options.batches(lines))  # before TensorFlow's first op
-    model, vocab, _, _ = model_dir_lib.load_model(args.output_dir, args.checkpoint_path,
-                                                  args.checkpoint_average, args.precision)
-    problem = model_dir_lib.problem_of(args.output_dir)
+    model, _ = model_dir.load_model(args.checkpoint_path, args.checkpoint_average,
+                                    args.precision)
+    vocab, problem = model_dir.vocab(), model_dir.problem()
     print(f"{len(combinations)} combinations of --grid on {len(lines)} lines of "
           f"{args.decode_from_file}", flush=True)
     results = []

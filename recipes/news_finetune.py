@@ -87,10 +87,12 @@ def dev_losses(model_dir: str, data_dir: str) -> Dict[str, Dict[str, float]]:
     """Per-token dev loss of the model's last checkpoint on each domain's dev set:
     {domain: {"nll": cross-entropy per target subword (nats), "loss": label-smoothed
     as in training, "accuracy"}}, from the trainer's own evaluation."""
-    from t2t_lite import model_dir as model_dirs
     from t2t_lite.data.pipeline import make_dataset
+    from t2t_lite.model_dir import ModelDir
     from t2t_lite.train.evaluation import Evaluator
-    model, _, hp, _ = model_dirs.load_model(model_dir)
+    directory = ModelDir.open(model_dir)
+    model, _ = directory.load_model()
+    hp = directory.hparams
     out = {}
     for domain, problem in DEV_SETS.items():
         dev = functools.partial(make_dataset, data_dir, problem, "dev", hp.batch_size,
@@ -134,8 +136,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     pretrained = os.path.abspath(args.pretrained)
     from t2t_lite import checkpoints, model_dir, registry
     pretrain_steps = checkpoints.checkpoint_step(checkpoints.list_checkpoints(pretrained)[-1])
+    theirs = model_dir.ModelDir.open(pretrained).hparams.to_dict()
     differ = {k for k, v in registry.hparams(args.hparams_set).to_dict().items()
-              if k != "train_steps" and model_dir.read_hparams(pretrained).to_dict()[k] != v}
+              if k != "train_steps" and theirs[k] != v}
     if differ:
         sys.exit(f"recipe: {pretrained} was not trained with {args.hparams_set} "
                  f"(differs in {sorted(differ)}); the news-only model must have its hparams.")

@@ -43,6 +43,14 @@ def write_text(path: str, text: str) -> None:
     os.replace(tmp, path)
 
 
+def write_bytes(path: str, data: bytes) -> None:
+    """Writes `data` to `path` through a temporary file renamed over it."""
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
 def copy_file(src: str, dst: str) -> None:
     """Copies `src` to `dst` through a temporary file renamed over it."""
     tmp = f"{dst}.tmp-{os.getpid()}"

@@ -12,12 +12,12 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from t2t_lite import atomic, averaging, checkpoints
 from t2t_lite.errors import T2TError
-from t2t_lite.model_dir import build_model, write_weights
+from t2t_lite.model_dir import ModelDir, write_weights
 
 AVERAGE_FILE = "average.json"  # in a directory written by t2t-avg-checkpoints
 
 
-def write_average(model_dir: str, avg_dir: str, last: int = 5,
+def write_average(model_dir: ModelDir, avg_dir: str, last: int = 5,
                   paths: Optional[List[str]] = None,
                   record: Optional[Dict[str, Any]] = None) -> Tuple[str, List[str]]:
     """Averages checkpoints of `model_dir` into the model directory `avg_dir`.
@@ -42,20 +42,20 @@ def write_average(model_dir: str, avg_dir: str, last: int = 5,
         average (no average.json); no checkpoints; checkpoints of another model.
     """
     avg_dir = os.path.abspath(avg_dir)
-    if avg_dir == os.path.abspath(model_dir):
+    if avg_dir == os.path.abspath(model_dir.path):
         raise T2TError("--avg_dir must differ from the model directory.")
     _check_replaceable(avg_dir)
-    model = build_model(model_dir)
+    model = model_dir.build_model()
     if paths:
         averaging.average_into(model, paths)
     else:
-        paths = averaging.restore_latest(model, model_dir, "", last)
+        paths = averaging.restore_latest(model, model_dir.path, "", last)
     step = checkpoints.checkpoint_step(paths[-1])
 
     def fill(tmp: str) -> None:
         write_weights(model_dir, tmp, model, step)
         atomic.write_text(os.path.join(tmp, AVERAGE_FILE), json.dumps(
-            {"model_dir": os.path.abspath(model_dir), "checkpoints": paths, **(record or {})},
+            {"model_dir": os.path.abspath(model_dir.path), "checkpoints": paths, **(record or {})},
             indent=2))
 
     atomic.write_dir(avg_dir, "avg", fill)

@@ -12,15 +12,15 @@ import os
 from typing import Any, Dict, Optional
 
 from t2t_lite import atomic
-from t2t_lite.model_dir import file_path, write_weights
+from t2t_lite.model_dir import ModelDir, write_weights
 
 BEST_DIR, BEST_FILE = "best", "best.json"  # the trainer's best dev BLEU so far
 
 
 def read_best(model_dir: str) -> Optional[Dict[str, Any]]:
     """`model_dir/best/best.json` ({"bleu", "step"}), or None before any; that
-    of the previous `best/` while it is being replaced (`model_dir.file_path`)."""
-    path = file_path(os.path.join(model_dir, BEST_DIR), BEST_FILE)
+    of the previous `best/` while it is being replaced (`atomic.readable_dir`)."""
+    path = os.path.join(atomic.readable_dir(os.path.join(model_dir, BEST_DIR)), BEST_FILE)
     if not os.path.exists(path):
         return None
     with open(path, encoding="utf-8") as f:
@@ -42,8 +42,10 @@ def write_best(model_dir: str, model, step: int, bleu: float) -> None:
     place (`atomic.write_dir`), so best.json always describes the weights
     beside it, even if the trainer is killed while it writes them.
     """
+    source = ModelDir.open(model_dir)  # the training run's metadata, copied into best/
+
     def fill(tmp: str) -> None:
-        write_weights(model_dir, tmp, model, step)
+        write_weights(source, tmp, model, step)
         atomic.write_text(os.path.join(tmp, BEST_FILE), json.dumps({"bleu": bleu, "step": step}))
 
     atomic.write_dir(os.path.join(model_dir, BEST_DIR), "best", fill)

@@ -13,6 +13,11 @@ starts, so they rebuild the model from this directory alone:
     train/, eval/  TensorBoard event files
     best/          a weights-only model directory of the best dev BLEU so far
 
+Readers open a model directory once (`ModelDir.open`): the metadata files are
+read and checked there, once, and the vocabulary, the problem and the model are
+built from that value; writers (`create`, `prepare`, `write_weights`) are
+functions.
+
 A weights-only model directory (`write_weights`: the metadata and one
 checkpoint of the model's weights) is what the trainer keeps as `best/`
 (`t2t_lite.best_dir`) and what `t2t-avg-checkpoints` writes
@@ -43,6 +48,10 @@ HPARAMS_FILE = "hparams.json"
 PROBLEM_FILE = "problem.json"
 IMPORT_FILE = "t2t_import.json"  # in a directory written by t2t-import
 TRAIN_MIX_FILE = "train_mix.json"  # the --train_mix of a training run given one
+WARM_START_FILE = "warm_start.json"  # where a fine-tuning run started (`train.warm_start`)
+# Read when present; hparams.json and problem.json are required.
+_OPTIONAL_FILES = (usr_dir.USR_DIR_FILE, IMPORT_FILE, TRAIN_MIX_FILE, WARM_START_FILE)
+PRECISIONS = ("float32", "bfloat16")
 
 
 def create(model_dir: str) -> bool:
@@ -61,22 +70,32 @@ def create(model_dir: str) -> bool:
     return created
 
 
+def existing_run(output_dir: str) -> Optional["ModelDir"]:
+    """The training run `output_dir` holds, opened; None while it holds none (its
+    hparams.json, written last by `prepare`, is missing)."""
+    if not os.path.exists(os.path.join(output_dir, HPARAMS_FILE)):
+        return None
+    return ModelDir.open(output_dir)
+
+
 def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str,
-            vocab_size: int, write: bool = True, train_mix: Optional[str] = None,
-            definition: Optional[Dict] = None, hparams_set: Optional[str] = None) -> None:
+            vocab_size: int, existing: Optional["ModelDir"], write: bool = True,
+            train_mix: Optional[str] = None, definition: Optional[Dict] = None,
+            hparams_set: Optional[str] = None) -> None:
     """Checks `model_dir` for a training run and, if it is new, writes its metadata.
 
     A new directory gets the metadata and a copy of the vocabulary. An
-    existing one must have been written for the same hparams and problem:
-    anything else is an error rather than a silent mix of two runs. The
-    caller holds the directory's `TrainingLock`, so no other trainer writes
-    between the check and the writing. `write=False` (a multi-worker run's
-    non-chief workers, which take no lock) only checks what the chief wrote.
+    existing one (`existing`: `existing_run(model_dir)`) must have been written
+    for the same hparams and problem: anything else is an error rather than a
+    silent mix of two runs. The caller holds the directory's `TrainingLock`,
+    so no other trainer writes between the check and the writing.
+    `write=False` (a multi-worker run's non-chief workers, which take no lock)
+    only checks what the chief wrote.
 
     `train_mix` (t2t-trainer --train_mix) is recorded in a new directory; an
-    existing one must have recorded the same mix (`read_train_mix`: a resumed
-    run without the flag trains with the recorded one). A problem defined by
-    files has its `definition` recorded; a --usr_dir is recorded
+    existing one must have recorded the same mix (a resumed run without the
+    flag trains with the recorded one, `ModelDir.train_mix`). A problem defined
+    by files has its `definition` recorded; a --usr_dir is recorded
     (`usr_dir.record`, with `hparams_set`) and checked on resuming.
 
     Raises:
@@ -88,21 +107,18 @@ def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str
                "vocab_size": vocab_size}
     if definition is not None:
         problem["definition"] = definition
-    hparams_path = os.path.join(model_dir, HPARAMS_FILE)
-    if os.path.exists(hparams_path):
-        existing = read_hparams(model_dir)
-        if existing != hparams:
-            diff = {k: (v, hparams.to_dict()[k]) for k, v in existing.to_dict().items()
+    if existing is not None:
+        if existing.hparams != hparams:
+            diff = {k: (v, hparams.to_dict()[k]) for k, v in existing.hparams.to_dict().items()
                     if hparams.to_dict()[k] != v}
             raise T2TError(
                 f"{model_dir} was trained with other hparams (saved vs requested: {diff}); "
                 "use a new --output_dir or the same --hparams_set/--hparams.")
-        saved_problem = read_problem(model_dir)
-        if saved_problem != problem:
-            raise T2TError(f"{model_dir} was trained on {saved_problem}, not {problem}; "
+        if existing.info != problem:
+            raise T2TError(f"{model_dir} was trained on {existing.info}, not {problem}; "
                            "use a new --output_dir.")
-        _check_train_mix(model_dir, train_mix)
-        usr_dir.check_model(model_dir)
+        _check_train_mix(existing, train_mix)
+        usr_dir.check_model(model_dir, existing.usr_dir_record)
         return
     if not write:
         return
@@ -112,129 +128,236 @@ def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str
     if train_mix is not None:
         atomic.write_text(os.path.join(model_dir, TRAIN_MIX_FILE),
                           json.dumps({"train_mix": train_mix}, indent=2))
-    atomic.write_text(hparams_path, hparams.to_json())  # last: marks the directory complete
+    # last: marks the directory complete
+    atomic.write_text(os.path.join(model_dir, HPARAMS_FILE), hparams.to_json())
 
 
-def read_train_mix(model_dir: str) -> Optional[str]:
-    """The --train_mix the training run in `model_dir` recorded; None when it
-    was given none, or `model_dir` holds no run yet."""
-    path = os.path.join(model_dir, TRAIN_MIX_FILE)
-    if not (os.path.exists(os.path.join(model_dir, HPARAMS_FILE)) and os.path.exists(path)):
-        return None
-    return _read_json(model_dir, TRAIN_MIX_FILE)["train_mix"]
-
-
-def _check_train_mix(model_dir: str, train_mix: Optional[str]) -> None:
-    """Refuses a --train_mix other than the one `model_dir`'s run recorded."""
+def _check_train_mix(existing: "ModelDir", train_mix: Optional[str]) -> None:
+    """Refuses a --train_mix other than the one `existing`'s run recorded."""
     from t2t_lite.data.mixing import same_mix
-    recorded = read_train_mix(model_dir)
+    recorded = existing.train_mix
     if train_mix is not None and not same_mix(recorded, train_mix):
         was = f"--train_mix={recorded}" if recorded is not None else "no --train_mix"
-        raise T2TError(f"{model_dir} was trained with {was}, not --train_mix={train_mix}; "
+        raise T2TError(f"{existing.path} was trained with {was}, not --train_mix={train_mix}; "
                        "resume with the same mix (or without the flag, which uses the "
                        "recorded one) or use a new --output_dir.")
 
 
-def file_path(model_dir: str, name: str) -> str:
-    """The path of `name` in `model_dir`, or in its complete previous copy while
-    `model_dir` is being replaced (`atomic.readable_dir`: a `best/` or an
-    average whose replacement a kill cut short). Every reader of a model
-    directory's files goes through it."""
-    return os.path.join(atomic.readable_dir(model_dir), name)
-
-
-def require_dir(model_dir: str) -> None:
-    """Raises T2TError when `model_dir` does not exist (nor its previous copy while
-    it is being replaced: `atomic.readable_dir`)."""
-    if not os.path.isdir(atomic.readable_dir(model_dir)):
-        raise T2TError(f"Model directory {model_dir!r} does not exist.")
-
-
-def _read_json(model_dir: str, name: str) -> Any:
-    path = file_path(model_dir, name)
-    if not os.path.exists(path):
-        raise T2TError(f"{model_dir} is not a t2t-lite model directory (no {name}); "
-                       "train with t2t-trainer --output_dir first.")
+def _parse_json(data: bytes, path: str) -> Any:
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
+        return json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:  # JSONDecodeError is a ValueError
         raise T2TError(f"Corrupt {path}: {e}") from None
-
-
-def read_hparams(model_dir: str) -> HParams:
-    """The resolved hparams the model in `model_dir` was trained with."""
-    return HParams.from_dict(_read_json(model_dir, HPARAMS_FILE))
 
 
 _PROBLEM_KEYS = {"problem", "vocab_file", "vocab_size"}
 
 
-def read_problem(model_dir: str) -> Dict[str, Any]:
-    """{"problem", "vocab_file", "vocab_size"} of the model in `model_dir`, and
-    "definition" for a problem defined by files."""
-    problem = _read_json(model_dir, PROBLEM_FILE)
-    if not isinstance(problem, dict) or not _PROBLEM_KEYS <= set(problem) \
-            or not set(problem) <= _PROBLEM_KEYS | {"definition"}:
-        raise T2TError(f"Corrupt {os.path.join(model_dir, PROBLEM_FILE)}.")
-    return problem
+class ModelDir:
+    """A model directory opened once: its metadata read, checked and kept.
 
+    `ModelDir.open(path)` reads each metadata file once (one `open()` each) and
+    raises every "Corrupt ..." error there; the values built from them (the
+    vocabulary, the problem, whose building may register a recorded definition)
+    are built on first use and kept. Programs open a model directory once and
+    hand this value down, instead of each function reading the files again by
+    path. Checkpoints are not metadata: they are listed when weights are loaded,
+    since a trainer may be writing new ones.
 
-def vocab_path(model_dir: str) -> str:
-    """The copy of the subword model inside `model_dir`."""
-    path = file_path(model_dir, read_problem(model_dir)["vocab_file"])
-    if not os.path.exists(path):
-        raise T2TError(f"Vocabulary {path} is missing from the model directory.")
-    return path
-
-
-def copy_metadata(src_dir: str, dst_dir: str) -> None:
-    """Copies hparams, problem and vocabulary (e.g. for an averaged checkpoint),
-    each file atomically (a reader of `dst_dir` never sees one half-copied)."""
-    os.makedirs(dst_dir, exist_ok=True)
-    problem = read_problem(src_dir)
-    names = [problem["vocab_file"], PROBLEM_FILE, HPARAMS_FILE]
-    if is_imported(src_dir):
-        names.append(IMPORT_FILE)
-    if os.path.exists(file_path(src_dir, usr_dir.USR_DIR_FILE)):
-        names.append(usr_dir.USR_DIR_FILE)
-    for name in names:
-        atomic.copy_file(file_path(src_dir, name), os.path.join(dst_dir, name))
-
-
-def is_imported(model_dir: str) -> bool:
-    """Whether `model_dir` holds a model imported from tensor2tensor (`t2t-import`)."""
-    return os.path.exists(file_path(model_dir, IMPORT_FILE))
-
-
-def problem_of(model_dir: str):
-    """The registered `Problem` the model in `model_dir` was trained on; for a model
-    imported from tensor2tensor, an `ImportedProblem` of its t2t problem's name
-    (t2t-decoder's decoding defaults; t2t-lite's problem of the same name, if any,
-    is another data preparation). A problem defined by files is rebuilt from
-    its recorded definition; one of a --usr_dir needs that directory imported
-    (`usr_dir.check_model`).
-
-    Raises:
-      T2TError: an unknown problem, or one of a user directory not given.
+    Attributes:
+      path: the directory as given.
+      hparams: the resolved `HParams` it was trained with.
+      info: problem.json: {"problem", "vocab_file", "vocab_size"[, "definition"]}.
+      usr_dir_record: usr_dir.json (`usr_dir.record`), or None.
+      import_record: t2t_import.json (a model imported from tensor2tensor), or None.
+      train_mix: the --train_mix of its training run, or None.
+      warm_start_record: warm_start.json (`train.warm_start`), or None.
     """
-    info = read_problem(model_dir)
-    name = info["problem"]
-    if is_imported(model_dir):
-        from t2t_lite.data.imported_problem import ImportedProblem
-        return ImportedProblem(name)
-    usr_dir.check_model(atomic.readable_dir(model_dir))
-    if "definition" in info:
-        from t2t_lite.data import definitions
-        definitions.register(definitions.check_definition(
-            info["definition"], os.path.join(model_dir, PROBLEM_FILE)))
-    return t2t_lite.registry.problem(name)
 
+    def __init__(self, path: str, readable: str, raw: Dict[str, bytes]):
+        self.path = path
+        self._readable = readable
+        self._raw = dict(raw)  # file name -> the bytes read (hashes, provenance copies)
+        self.hparams = HParams.from_dict(self._parsed(HPARAMS_FILE))
+        self.info = self._checked_info(self._parsed(PROBLEM_FILE))
+        self.usr_dir_record = (usr_dir.check_record(self._parsed(usr_dir.USR_DIR_FILE),
+                                                    self.file_path(usr_dir.USR_DIR_FILE))
+                               if usr_dir.USR_DIR_FILE in raw else None)
+        self.import_record = self._parsed(IMPORT_FILE) if IMPORT_FILE in raw else None
+        self.train_mix = (self._checked_train_mix(self._parsed(TRAIN_MIX_FILE))
+                          if TRAIN_MIX_FILE in raw else None)
+        self.warm_start_record = (self._parsed(WARM_START_FILE)
+                                  if WARM_START_FILE in raw else None)
+        self._vocab = None
+        self._problem = None
 
-def load_vocab(model_dir: str):
-    """The vocabulary of `model_dir`: a `SubwordVocab` (SentencePiece), or a
-    `T2TSubwordVocab` for a tensor2tensor SubwordTextEncoder file (`*.subwords`)."""
-    return load_vocab_file(vocab_path(model_dir))
+    @classmethod
+    def open(cls, path: str) -> "ModelDir":
+        """Reads the metadata of the model directory `path`.
+
+        While `path` is being replaced (a `best/` or an average), its complete
+        previous copy is read (`atomic.readable_dir`).
+
+        Raises:
+          T2TError: no such directory, not a model directory (no hparams.json or
+            problem.json), or a metadata file that cannot be read or parsed.
+        """
+        readable = atomic.readable_dir(path)
+        if not os.path.isdir(readable):
+            raise T2TError(f"Model directory {path!r} does not exist: it is not a t2t-lite "
+                           "model directory; train with t2t-trainer --output_dir first.")
+        raw = {}
+        for name in (PROBLEM_FILE, HPARAMS_FILE) + _OPTIONAL_FILES:
+            full = os.path.join(readable, name)
+            try:
+                with open(full, "rb") as f:
+                    raw[name] = f.read()
+            except FileNotFoundError:
+                if name in _OPTIONAL_FILES:
+                    continue
+                raise T2TError(f"{path} is not a t2t-lite model directory (no {name}); "
+                               "train with t2t-trainer --output_dir first.") from None
+            except OSError as e:
+                raise T2TError(f"Corrupt {full}: {e.strerror}") from None
+        return cls(path, readable, raw)
+
+    def file_path(self, name: str) -> str:
+        """The path of `name` in the directory read (the complete previous copy while
+        it was being replaced)."""
+        return os.path.join(self._readable, name)
+
+    def raw(self, name: str) -> Optional[bytes]:
+        """The bytes of the metadata file `name` as read, or None if it was absent."""
+        return self._raw.get(name)
+
+    def _parsed(self, name: str) -> Any:
+        return _parse_json(self._raw[name], self.file_path(name))
+
+    def _checked_info(self, info: Any) -> Dict[str, Any]:
+        if not isinstance(info, dict) or not _PROBLEM_KEYS <= set(info) \
+                or not set(info) <= _PROBLEM_KEYS | {"definition"} \
+                or not isinstance(info["problem"], str) \
+                or not isinstance(info["vocab_file"], str) \
+                or type(info["vocab_size"]) is not int:
+            raise T2TError(f"Corrupt {self.file_path(PROBLEM_FILE)}.")
+        return info
+
+    def _checked_train_mix(self, value: Any) -> str:
+        if not isinstance(value, dict) or not isinstance(value.get("train_mix"), str):
+            raise T2TError(f"Corrupt {self.file_path(TRAIN_MIX_FILE)}.")
+        return value["train_mix"]
+
+    @property
+    def problem_name(self) -> str:
+        return self.info["problem"]
+
+    @property
+    def vocab_size(self) -> int:
+        return self.info["vocab_size"]
+
+    @property
+    def definition(self) -> Optional[Dict]:
+        """The recorded definition of a problem defined by files, or None."""
+        return self.info.get("definition")
+
+    @property
+    def is_imported(self) -> bool:
+        """Whether it holds a model imported from tensor2tensor (`t2t-import`)."""
+        return self.import_record is not None
+
+    @property
+    def vocab_path(self) -> str:
+        """The copy of the subword model inside the directory.
+
+        Raises:
+          T2TError: the file is missing.
+        """
+        path = self.file_path(self.info["vocab_file"])
+        if not os.path.exists(path):
+            raise T2TError(f"Vocabulary {path} is missing from the model directory.")
+        return path
+
+    def vocab(self):
+        """The vocabulary (`load_vocab_file`), loaded once."""
+        if self._vocab is None:
+            self._vocab = load_vocab_file(self.vocab_path)
+        return self._vocab
+
+    def problem(self):
+        """The registered `Problem` the model was trained on, built once.
+
+        For a model imported from tensor2tensor, an `ImportedProblem` of its t2t
+        problem's name (t2t-decoder's decoding defaults; t2t-lite's problem of the
+        same name, if any, is another data preparation). A problem defined by
+        files is registered from its recorded definition; one of a --usr_dir
+        needs that directory imported (`usr_dir.check_model`).
+
+        Raises:
+          T2TError: an unknown problem, or one of a user directory not given.
+        """
+        if self._problem is None:
+            if self.is_imported:
+                from t2t_lite.data.imported_problem import ImportedProblem
+                self._problem = ImportedProblem(self.problem_name)
+            else:
+                self.check_usr_dir()
+                if self.definition is not None:
+                    from t2t_lite.data import definitions
+                    definitions.register(definitions.check_definition(
+                        self.definition, self.file_path(PROBLEM_FILE)))
+                self._problem = t2t_lite.registry.problem(self.problem_name)
+        return self._problem
+
+    def check_usr_dir(self) -> None:
+        """Refuses the model when its problem came from a user directory this process
+        did not import (`usr_dir.check_model`)."""
+        usr_dir.check_model(self._readable, self.usr_dir_record)
+
+    def build_model(self, precision: str = "float32") -> keras.Model:
+        """The model, built with fresh weights.
+
+        Args:
+          precision: "float32", or "bfloat16" to compute in bfloat16 (Keras'
+            mixed_bfloat16 policy: float32 weights, bfloat16 matmuls and cache,
+            float32 softmax and logits), as in training with --precision.
+        """
+        if precision not in PRECISIONS:
+            raise T2TError(f"precision must be one of {PRECISIONS}, got {precision!r}.")
+        previous_policy = keras.config.dtype_policy()
+        keras.config.set_dtype_policy("mixed_bfloat16" if precision == "bfloat16" else "float32")
+        try:
+            return t2t_lite.build_model(self.hparams, self.vocab_size)
+        finally:
+            keras.config.set_dtype_policy(previous_policy)
+
+    def load_model(self, checkpoint_path: Optional[str] = None, checkpoint_average: int = 1,
+                   precision: str = "float32") -> Tuple[keras.Model, List[str]]:
+        """Builds the model and restores (or averages) its weights.
+
+        A trainer may be writing the directory: only complete checkpoints are read.
+
+        Args:
+          checkpoint_path: a specific `ckpt-N` prefix; default: the latest.
+          checkpoint_average: average the last N checkpoints (up to the chosen one).
+          precision: "float32" or "bfloat16" (see `build_model`).
+        Returns:
+          (model, the checkpoint prefixes read).
+        """
+        model = self.build_model(precision)
+        used = averaging.restore_latest(model, self.path, checkpoint_path or "",
+                                        checkpoint_average)
+        return model, used
+
+    def copy_metadata(self, dst_dir: str) -> None:
+        """Writes the metadata read and a copy of the vocabulary into `dst_dir` (e.g.
+        for an averaged checkpoint), each file atomically (a reader of `dst_dir`
+        never sees one half-copied). A training run's own records (train_mix.json,
+        warm_start.json) are not copied."""
+        os.makedirs(dst_dir, exist_ok=True)
+        atomic.copy_file(self.vocab_path, os.path.join(dst_dir, self.info["vocab_file"]))
+        for name in (IMPORT_FILE, usr_dir.USR_DIR_FILE, PROBLEM_FILE, HPARAMS_FILE):
+            if name in self._raw:
+                atomic.write_bytes(os.path.join(dst_dir, name), self._raw[name])
 
 
 def load_vocab_file(path: str):
@@ -248,72 +371,19 @@ def load_vocab_file(path: str):
     return SubwordVocab.from_file(path)
 
 
-PRECISIONS = ("float32", "bfloat16")
-
-
-def build_model(model_dir: str, precision: str = "float32") -> keras.Model:
-    """The model of `model_dir`, built with fresh weights.
-
-    Args:
-      precision: "float32", or "bfloat16" to compute in bfloat16 (Keras'
-        mixed_bfloat16 policy: float32 weights, bfloat16 matmuls and cache,
-        float32 softmax and logits), as in training with --precision.
-    """
-    if precision not in PRECISIONS:
-        raise T2TError(f"precision must be one of {PRECISIONS}, got {precision!r}.")
-    hparams = read_hparams(model_dir)
-    vocab_size = read_problem(model_dir)["vocab_size"]
-    previous_policy = keras.config.dtype_policy()
-    keras.config.set_dtype_policy("mixed_bfloat16" if precision == "bfloat16" else "float32")
-    try:
-        return t2t_lite.build_model(hparams, vocab_size)
-    finally:
-        keras.config.set_dtype_policy(previous_policy)
-
-
-def load_model(model_dir: str, checkpoint_path: Optional[str] = None,
-               checkpoint_average: int = 1, precision: str = "float32",
-               ) -> Tuple[keras.Model, SubwordVocab, HParams, dict]:
-    """Rebuilds the model of `model_dir` and restores (or averages) its weights.
-
-    Args:
-      model_dir: a directory written by t2t-trainer or t2t-avg-checkpoints; a
-        trainer may be writing it (only complete checkpoints are read).
-      checkpoint_path: a specific `ckpt-N` prefix; default: the latest.
-      checkpoint_average: average the last N checkpoints (up to the chosen one).
-      precision: "float32" or "bfloat16" (see `build_model`).
-    Returns:
-      (model, vocab, hparams, problem info from problem.json).
-    """
-    return load_model_and_checkpoints(model_dir, checkpoint_path, checkpoint_average,
-                                      precision)[:4]
-
-
-def load_model_and_checkpoints(model_dir: str, checkpoint_path: Optional[str] = None,
-                               checkpoint_average: int = 1, precision: str = "float32",
-                               ) -> Tuple[keras.Model, SubwordVocab, HParams, dict, List[str]]:
-    """`load_model`, and the checkpoint prefixes it read (last)."""
-    hparams = read_hparams(model_dir)
-    problem = read_problem(model_dir)
-    vocab = load_vocab(model_dir)
-    model = build_model(model_dir, precision)
-    used = averaging.restore_latest(model, model_dir, checkpoint_path or "", checkpoint_average)
-    return model, vocab, hparams, problem, used
-
-
-def write_weights(model_dir: str, dst_dir: str, model, step: int) -> str:
-    """Writes a weights-only model directory: `model_dir`'s metadata and
-    `model`'s weights as `dst_dir/ckpt-<step>` (the only checkpoint kept there).
+def write_weights(source: ModelDir, dst_dir: str, model, step: int) -> str:
+    """Writes a weights-only model directory: `source`'s metadata and `model`'s
+    weights as `dst_dir/ckpt-<step>` (the only checkpoint kept there).
 
     Returns:
       The written checkpoint prefix.
     """
-    copy_metadata(model_dir, dst_dir)
+    source.copy_metadata(dst_dir)
     return checkpoints.save_weights(model, dst_dir, step)
 
 
-def load_ensemble(model_dirs: List[str], checkpoint_average: int = 1,
-                  precision: str = "float32") -> Tuple[List[keras.Model], SubwordVocab, dict]:
+def load_ensemble(model_dirs: List[ModelDir], checkpoint_average: int = 1,
+                  precision: str = "float32") -> List[keras.Model]:
     """Loads several model directories to decode together (`t2t_lite.decode.search`).
 
     Each model is restored from its latest checkpoint (or the average of its
@@ -321,29 +391,24 @@ def load_ensemble(model_dirs: List[str], checkpoint_average: int = 1,
     problem and the vocabulary file, byte for byte.
 
     Returns:
-      (models, the shared vocabulary, problem info of the first directory).
+      The models, in the order given (their shared vocabulary and problem are
+      the first directory's).
 
     Raises:
       T2TError: no directory, or directories of different problems or vocabularies.
     """
     if not model_dirs:
         raise T2TError("No model directory given.")
-    first_problem = read_problem(model_dirs[0])
-    with open(vocab_path(model_dirs[0]), "rb") as f:
+    first = model_dirs[0]
+    with open(first.vocab_path, "rb") as f:
         first_vocab = f.read()
     for other in model_dirs[1:]:
-        problem = read_problem(other)
-        if problem["problem"] != first_problem["problem"]:
-            raise T2TError(f"{other} was trained on {problem['problem']}, {model_dirs[0]} on "
-                           f"{first_problem['problem']}: an ensemble needs one problem.")
-        with open(vocab_path(other), "rb") as f:
+        if other.problem_name != first.problem_name:
+            raise T2TError(f"{other.path} was trained on {other.problem_name}, {first.path} on "
+                           f"{first.problem_name}: an ensemble needs one problem.")
+        with open(other.vocab_path, "rb") as f:
             if f.read() != first_vocab:
-                raise T2TError(f"{other} and {model_dirs[0]} have different vocabularies: "
+                raise T2TError(f"{other.path} and {first.path} have different vocabularies: "
                                "an ensemble needs models trained on the same t2t-datagen output.")
-    models, vocab = [], None
-    for path in model_dirs:
-        model, vocab, _, _ = load_model(path, None, checkpoint_average, precision)
-        models.append(model)
-    return models, vocab, first_problem
-
-
+    return [directory.load_model(None, checkpoint_average, precision)[0]
+            for directory in model_dirs]

@@ -138,30 +138,22 @@ def record(model_dir: str, problem_name: str, hparams_set: Optional[str]) -> Non
     atomic.write_text(os.path.join(model_dir, USR_DIR_FILE), text + "\n")
 
 
-def read_record(model_dir: str) -> Optional[Dict]:
-    """The user directory `model_dir` was trained with (`record`), or None."""
-    path = os.path.join(model_dir, USR_DIR_FILE)
-    if not os.path.exists(path):
-        return None
-    try:
-        with open(path, encoding="utf-8") as f:
-            value = json.load(f)
-        if not {"path", "sha256", "problem"} <= set(value):
-            raise ValueError("missing keys")
-        return value
-    except (OSError, ValueError) as e:
-        raise T2TError(f"Corrupt {path}: {e}") from None
+def check_record(value, path: str) -> Dict:
+    """`value`, a parsed usr_dir.json (`record`), if it is one; T2TError naming `path`."""
+    if not isinstance(value, dict) or not {"path", "sha256", "problem"} <= set(value):
+        raise T2TError(f"Corrupt {path}: missing keys")
+    return value
 
 
-def check_model(model_dir: str, note=registry.note) -> None:
-    """Refuses a model whose problem came from a user directory not given; says
-    in one line when the given one's Python files differ from the training run's.
+def check_model(model_dir: str, recorded: Optional[Dict], note=registry.note) -> None:
+    """Refuses the model in `model_dir`, whose usr_dir.json holds `recorded` (None:
+    none), when its problem came from a user directory not given; says in one
+    line when the given one's Python files differ from the training run's.
 
     Raises:
       T2TError: the model's problem is the user directory's, and this process
         imported none (or another one).
     """
-    recorded = read_record(model_dir)
     if recorded is None:
         return
     if recorded["problem"] and (_imported is None or _imported.path != recorded["path"]):

@@ -25,8 +25,9 @@ OPTIONS = TrainOptions(train_steps=10 ** 9, eval_every=0, log_every=0, save_chec
 
 
 def main(model_dir: str) -> None:
-    hparams = model_dir_lib.read_hparams(model_dir)
-    vocab_size = model_dir_lib.read_problem(model_dir)["vocab_size"]
+    directory = model_dir_lib.ModelDir.open(model_dir)
+    hparams = directory.hparams
+    vocab_size = directory.vocab_size
     ids = np.random.default_rng(0).integers(3, vocab_size, size=(64, 2, 12), dtype=np.int32)
 
     def dataset_fn(input_context, seed):
@@ -34,7 +35,7 @@ def main(model_dir: str) -> None:
         return tf.data.Dataset.from_tensor_slices(data).shuffle(64, seed=seed).repeat().batch(8)
 
     hparams = hparams.parse("tokens_per_step=0")  # one batch a step
-    trainer = Trainer(hparams, model_dir_lib.build_model(model_dir), make_optimizer(hparams),
+    trainer = Trainer(hparams, directory.build_model(), make_optimizer(hparams),
                       dataset_fn, model_dir, OPTIONS)
     trainer.train()
 

@@ -137,8 +137,9 @@ EXPORT_DECODE = "beam_size=3,alpha=0.6,extra_length=8"
 def saved_model_export(numbers_model, tmp_path_factory):
     """(export_dir, version path) of t2t-exporter's SavedModel of `numbers_model`. Read only."""
     from t2t_lite.export.exporter import export
+    from t2t_lite.model_dir import ModelDir
     export_dir = str(tmp_path_factory.mktemp("saved_model") / "ende")
-    return export_dir, export(numbers_model.path, export_dir, EXPORT_DECODE)
+    return export_dir, export(ModelDir.open(numbers_model.path), export_dir, EXPORT_DECODE)
 
 
 @pytest.fixture

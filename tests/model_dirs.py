@@ -37,7 +37,8 @@ def make_model_dir(path: str, steps=(1,), hparams_overrides: str = "hidden_size=
     if adjust is not None:
         adjust(model, vocab_file)
     base = [v.numpy() for v in model.weights]
-    model_dir_lib.prepare(path, hp, PROBLEM, vocab_file, vocab_size)
+    model_dir_lib.prepare(path, hp, PROBLEM, vocab_file, vocab_size,
+                          model_dir_lib.existing_run(path))
     manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model), path, max_to_keep=None)
     for step in steps:
         for variable, value in zip(model.weights, base):
@@ -46,6 +47,14 @@ def make_model_dir(path: str, steps=(1,), hparams_overrides: str = "hidden_size=
     for variable, value in zip(model.weights, base):
         variable.assign(value)
     return path
+
+
+def load_model(path: str, checkpoint_path=None, checkpoint_average: int = 1,
+               precision: str = "float32"):
+    """(model, vocab) of the model directory `path`, as t2t-decoder loads them."""
+    directory = model_dir_lib.ModelDir.open(path)
+    model, _ = directory.load_model(checkpoint_path, checkpoint_average, precision)
+    return model, directory.vocab()
 
 
 def whole_words_only(model, vocab_file):

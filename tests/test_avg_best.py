@@ -50,7 +50,7 @@ def write_dev_data(data_dir: str, vocab_file: str, seed: int) -> list:
 def save_checkpoints(model_dir: str, noise: dict) -> None:
     """Saves `model_dir`'s model at each step of `noise` ({step: scale}): ckpt-s holds
     random weights plus Gaussian noise of that scale."""
-    model = model_dir_lib.build_model(model_dir)
+    model = model_dir_lib.ModelDir.open(model_dir).build_model()
     base = [v.numpy() for v in model.weights]
     manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model), model_dir,
                                          max_to_keep=None)
@@ -63,7 +63,7 @@ def save_checkpoints(model_dir: str, noise: dict) -> None:
 
 def reference_losses(model_dir: str, steps, examples) -> dict:
     """{step: mean negative log-likelihood per real target token of ckpt-step}."""
-    model = model_dir_lib.build_model(model_dir)
+    model = model_dir_lib.ModelDir.open(model_dir).build_model()
     width = max(len(e[0]) for e in examples), max(len(e[1]) for e in examples)
     inputs, targets = (np.zeros([len(examples), w], np.int32) for w in width)
     for row, (source, target) in enumerate(examples):
@@ -86,7 +86,7 @@ def setup(tmp_path_factory):
     base = tmp_path_factory.mktemp("avg_best")
     model_dir = make_model_dir(str(base / "model"), steps=())
     save_checkpoints(model_dir, NOISE)
-    vocab = model_dir_lib.vocab_path(model_dir)
+    vocab = model_dir_lib.ModelDir.open(model_dir).vocab_path
     examples = write_dev_data(str(base / "data"), vocab, seed=1)
     losses = reference_losses(model_dir, NOISE, examples)
     return model_dir, str(base / "data"), losses
@@ -183,7 +183,8 @@ def test_cache_is_reused_and_dropped_for_other_dev_data(setup, model_copy, tmp_p
         assert json.load(f)["checkpoints"] == [f"{model_copy}/ckpt-{worse}"]
     # Other dev data: the cached checkpoints are scored again, on it.
     other_data = str(tmp_path / "other_data")
-    examples = write_dev_data(other_data, model_dir_lib.vocab_path(model_copy), seed=2)
+    examples = write_dev_data(other_data, model_dir_lib.ModelDir.open(model_copy).vocab_path,
+                              seed=2)
     new = reference_losses(model_copy, (5, 6), examples)
     assert run(model_copy, other_data, avg, "--num_last_checkpoints=1", "--candidates=2") == 0
     out = capsys.readouterr().out
@@ -352,9 +353,10 @@ def test_data_errors_are_one_line(setup, tmp_path, capsys):
     other_vocab = tmp_path / "other_vocab.model"
     other_vocab.write_bytes(b"another vocabulary")
     write_dev_data(str(tmp_path / "other"), str(other_vocab), seed=1)
+    vocab_file = os.path.basename(model_dir_lib.ModelDir.open(model_dir).vocab_path)
     assert error(str(tmp_path / "other")) == (
         f"The shards of {PROBLEM} in {tmp_path / 'other'} were encoded with another vocabulary "
-        f"than the model's ({os.path.basename(model_dir_lib.vocab_path(model_dir))}): pass the "
+        f"than the model's ({vocab_file}): pass the "
         "data dir the model was trained on.")
     assert not os.path.exists(avg)
     assert not os.path.exists(os.path.join(model_dir, "dev_losses.json"))

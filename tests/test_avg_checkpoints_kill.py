@@ -23,10 +23,10 @@ import pytest
 from t2t_lite import atomic, checkpoints
 from t2t_lite.bin import t2t_avg_checkpoints
 from t2t_lite.errors import T2TError
+from t2t_lite.model_dir import ModelDir
 from t2t_lite.average_dir import AVERAGE_FILE, write_average
-from t2t_lite.model_dir import load_model
 
-from model_dirs import make_model_dir
+from model_dirs import load_model, make_model_dir
 from paths import REPO_ROOT
 
 PREFIX = ".avg.tmp-avg-"  # the temporary directories of --avg_dir=.../avg
@@ -35,16 +35,16 @@ ASIDE = ".avg.replaced-"  # where a previous average is moved aside while it is 
 # killed (see the list `kill_at.py ... 0 ...` prints) -> (whether --avg_dir exists
 # afterwards, the average a reader of --avg_dir reads).
 MOMENTS = {
-    9: (True, "previous"),    # the metadata half copied into the temporary directory
-    14: (True, "previous"),   # weights saved in the temporary directory, average.json not yet
-    18: (False, "previous"),  # the previous average moved aside, the new one not yet in place
-    19: (True, "new"),        # the new average in place, the previous one not yet deleted
+    8: (True, "previous"),    # the metadata half copied into the temporary directory
+    12: (True, "previous"),   # weights saved in the temporary directory, average.json not yet
+    16: (False, "previous"),  # the previous average moved aside, the new one not yet in place
+    17: (True, "new"),        # the new average in place, the previous one not yet deleted
 }
 
 
 def offset(avg_dir: str, first) -> float:
     """The average's weights minus ckpt-1's: each checkpoint ckpt-s holds base + s."""
-    model, _, _, _ = load_model(avg_dir)
+    model, _ = load_model(avg_dir)
     offsets = {round(float(np.mean(a.numpy() - b.numpy())), 4)
                for a, b in zip(model.weights, first.weights)}
     assert len(offsets) == 1, offsets
@@ -65,10 +65,10 @@ def test_killed_averaging_leaves_the_previous_or_the_new_average_and_the_rerun_s
         tmp_path, capfd):
     model = make_model_dir(str(tmp_path / "model"), steps=(1, 2, 3, 4))
     before = sorted(os.listdir(model))
-    first, _, _, _ = load_model(model, model + "/ckpt-1")
+    first, _ = load_model(model, model + "/ckpt-1")
     parent = tmp_path / "out"
     avg_dir = str(parent / "avg")
-    write_average(model, avg_dir, paths=[model + "/ckpt-1", model + "/ckpt-2"])
+    write_average(ModelDir.open(model), avg_dir, paths=[model + "/ckpt-1", model + "/ckpt-2"])
     previous = str(tmp_path / "previous")
     shutil.copytree(avg_dir, previous)
     for moment, (present, expected) in MOMENTS.items():
@@ -84,11 +84,11 @@ def test_killed_averaging_leaves_the_previous_or_the_new_average_and_the_rerun_s
         assert proc.returncode == -9, (moment, err)
         assert (os.path.exists(avg_dir), state(avg_dir, first)) == (present, expected), moment
         # Only this run's hidden leftovers: the earlier killed runs' were removed, or
-        # renamed in (moment 18's new average is --avg_dir when moment 19's run starts).
+        # renamed in (moment 16's new average is --avg_dir when moment 17's run starts).
         hidden = sorted(n for n in os.listdir(parent) if n.startswith("."))
         ours = [n for n in hidden if n.startswith((f"{PREFIX}{proc.pid}@", f"{ASIDE}{proc.pid}@"))]
         assert hidden and ours == hidden, hidden
-        if moment == 18:  # the previous average, complete, set aside: what readers read
+        if moment == 16:  # the previous average, complete, set aside: what readers read
             assert [n.split("@")[0] for n in hidden] == [f"{ASIDE}{proc.pid}",
                                                           f"{PREFIX}{proc.pid}"], hidden
         assert sorted(os.listdir(model)) == before
@@ -113,4 +113,4 @@ def test_an_avg_dir_that_is_not_an_average_is_refused_in_one_line(tmp_path, capf
                    "delete it.\n")
     assert os.listdir(other) == ["notes.txt"]
     with pytest.raises(T2TError, match="must differ from the model directory"):
-        write_average(model, model + "/", paths=[model + "/ckpt-1"])
+        write_average(ModelDir.open(model), model + "/", paths=[model + "/ckpt-1"])

@@ -113,10 +113,11 @@ _FRESH_PROCESS = textwrap.dedent("""
                              f"--decode_to_file={out}", f"--decode_hparams={decode}"]) == 0
     assert t2t_exporter.main([f"--output_dir={model}", f"--export_dir={export}",
                               f"--decode_hparams={decode}"]) == 0
+    from t2t_lite.model_dir import ModelDir
     from t2t_lite.serve.engine import TFEngine
     from t2t_lite.serve.saved_model_engine import SavedModelEngine
     lines = open(source, encoding="utf-8").read().split("\\n")[:-1]
-    served = [t.line for t in TFEngine.load(model, decode).translate(lines)]
+    served = [t.line for t in TFEngine.load(ModelDir.open(model), decode).translate(lines)]
     exported = [t.line for t in SavedModelEngine.load(export).translate(lines)]
     print(json.dumps({"served": served, "exported": exported,
                       "problem": registry.problem(registry.list_problems()[-1]).name}))

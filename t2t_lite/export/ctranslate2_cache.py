@@ -109,7 +109,7 @@ def _converter_identity() -> str:
     return digest.hexdigest()
 
 
-def conversion_key(model_dir: str, used: List[str], checkpoint_average: int,
+def conversion_key(model_dir: model_dir_lib.ModelDir, used: List[str], checkpoint_average: int,
                    quantization: str, absolute: bool = False) -> str:
     """The cache entry's name for converting the checkpoints `used` of `model_dir`:
     "<last checkpoint>-avg<N>-<quantization>-<16 hex digits of the key's hash>".
@@ -117,24 +117,21 @@ def conversion_key(model_dir: str, used: List[str], checkpoint_average: int,
     Args:
       absolute: also key on `model_dir`'s absolute path (a cache shared by models).
     """
-    model_files = [model_dir_lib.file_path(model_dir, name)
-                   for name in (model_dir_lib.HPARAMS_FILE, model_dir_lib.PROBLEM_FILE)]
+    names = (model_dir_lib.HPARAMS_FILE, model_dir_lib.PROBLEM_FILE)
     key = {"format": KEY_FORMAT, "average": checkpoint_average, "quantization": quantization,
            "checkpoints": [[_file_identity(f) for f in _checkpoint_files(p)] for p in used],
-           "model": [_file_identity(f) for f in model_files if os.path.exists(f)],
-           "vocab": _file_identity(model_dir_lib.vocab_path(model_dir)),
+           "model": [_file_identity(model_dir.file_path(name)) for name in names],
+           "vocab": _file_identity(model_dir.vocab_path),
            "converter": _converter_identity()}
-    for path in model_files:
-        if os.path.exists(path):
-            with open(path, "rb") as f:
-                key[os.path.basename(path)] = hashlib.sha256(f.read()).hexdigest()
+    for name in names:  # the bytes read: the key is of the metadata this load used
+        key[name] = hashlib.sha256(model_dir.raw(name)).hexdigest()
     if absolute:
-        key["model_dir"] = os.path.abspath(model_dir)
+        key["model_dir"] = os.path.abspath(model_dir.path)
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     return f"{os.path.basename(used[-1])}-avg{checkpoint_average}-{quantization}-{digest}"
 
 
-def cached_conversion(model_dir: str, checkpoint_path: Optional[str] = None,
+def cached_conversion(model_dir: model_dir_lib.ModelDir, checkpoint_path: Optional[str] = None,
                       checkpoint_average: int = 1, quantization: str = "float32",
                       tree_constraint: bool = True) -> Tuple[str, List[str]]:
     """The path of `model_dir`'s CTranslate2 model for these checkpoints, converting
@@ -157,12 +154,11 @@ def cached_conversion(model_dir: str, checkpoint_path: Optional[str] = None,
     """
     ctranslate2_export.require_ctranslate2()
     ctranslate2_export.check_quantization(quantization)
-    model_dir_lib.require_dir(model_dir)
     if tree_constraint:  # checked on every call: an entry may come from tree_constraint=false
-        ctranslate2_export.check_problem(model_dir_lib.problem_of(model_dir),
-                                         SearchParams(), model_dir_lib.load_vocab(model_dir))
-    used = checkpoints.select_checkpoints(model_dir, checkpoint_path or "", checkpoint_average)
-    root, beside = cache_root(model_dir)
+        ctranslate2_export.check_problem(model_dir.problem(), SearchParams(), model_dir.vocab())
+    used = checkpoints.select_checkpoints(model_dir.path, checkpoint_path or "",
+                                          checkpoint_average)
+    root, beside = cache_root(model_dir.path)
     path = os.path.join(root, conversion_key(model_dir, used, checkpoint_average, quantization,
                                              absolute=not beside))
     if touch(path):

@@ -122,7 +122,7 @@ def check_problem(problem, params: SearchParams, vocab) -> None:
                        "--decode_hparams=tree_constraint=false to convert the bare model.")
 
 
-def export_ctranslate2(model_dir: str, export_dir: str,
+def export_ctranslate2(model_dir: model_dir_lib.ModelDir, export_dir: str,
                        decode_params: Union[SearchParams, str, None] = None,
                        checkpoint_path: Optional[str] = None, checkpoint_average: int = 1,
                        quantization: str = "float32") -> str:
@@ -153,7 +153,7 @@ def export_ctranslate2(model_dir: str, export_dir: str,
     check_quantization(quantization)
     source = load_source(model_dir, decode_params, checkpoint_path, checkpoint_average)
     if isinstance(source.vocab, (T2TByteVocab, T2TTokenVocab)):  # no CTranslate2 tokenizer
-        raise T2TError(f"{model_dir}: a model of t2t's {source.vocab.t2t_encoder} "
+        raise T2TError(f"{model_dir.path}: a model of t2t's {source.vocab.t2t_encoder} "
                        "(CHARACTER/TOKEN vocab_type) cannot be exported for CTranslate2, whose "
                        "clients tokenize with SentencePiece or t2t subwords only; export a "
                        "SavedModel instead.")
@@ -161,7 +161,7 @@ def export_ctranslate2(model_dir: str, export_dir: str,
     hparams = source.model.hparams
     check_convertible(hparams)
     versions.prepare_export_dir(export_dir)  # before the slow part
-    vocab_path = model_dir_lib.vocab_path(model_dir)
+    vocab_path = model_dir.vocab_path
     max_positions = position_rows(hparams)
     if isinstance(source.vocab, T2TSubwordVocab):  # imported from tensor2tensor
         vocab_file = os.path.basename(vocab_path)

@@ -129,7 +129,7 @@ class ExportSource:
     info: dict             # provenance for export.json
 
 
-def load_source(model_dir: str, decode_params: Union[SearchParams, str, None] = None,
+def load_source(model_dir: model_dir_lib.ModelDir, decode_params: Union[SearchParams, str, None] = None,
                 checkpoint_path: Optional[str] = None,
                 checkpoint_average: int = 1) -> ExportSource:
     """Loads `model_dir`'s model (the chosen or averaged checkpoints) for an export.
@@ -137,18 +137,18 @@ def load_source(model_dir: str, decode_params: Union[SearchParams, str, None] = 
     Raises:
       T2TError: missing model directory or checkpoint, bad decode hparams.
     """
-    model_dir_lib.require_dir(model_dir)
-    problem = model_dir_lib.problem_of(model_dir)
+    problem = model_dir.problem()
     params = _resolve_params(problem, decode_params)
-    model, vocab, _, _, used = model_dir_lib.load_model_and_checkpoints(
-        model_dir, checkpoint_path, checkpoint_average)  # the checkpoints actually read
-    info = {"model_dir": os.path.abspath(model_dir), "checkpoints": used,
+    # the checkpoints actually read
+    model, used = model_dir.load_model(checkpoint_path, checkpoint_average)
+    vocab = model_dir.vocab()
+    info = {"model_dir": os.path.abspath(model_dir.path), "checkpoints": used,
             "decode_params": dataclasses.asdict(params),
             "exported_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     return ExportSource(problem, params, model, vocab, info)
 
 
-def export(model_dir: str, export_dir: str,
+def export(model_dir: model_dir_lib.ModelDir, export_dir: str,
            decode_params: Union[SearchParams, str, None] = None,
            checkpoint_path: Optional[str] = None, checkpoint_average: int = 1) -> str:
     """Writes a servable SavedModel of `model_dir` to `export_dir/<next version>/`.
@@ -176,7 +176,7 @@ def export(model_dir: str, export_dir: str,
     versions.prepare_export_dir(export_dir)  # before the slow part
     module = TranslationModule(
         search_for_problem(source.model, source.problem, source.vocab, source.params),
-        source.vocab, model_dir_lib.vocab_path(model_dir))
+        source.vocab, model_dir.vocab_path)
     info = dict(source.info, tensorflow=tf.__version__)
 
     def write(tmp: str) -> None:

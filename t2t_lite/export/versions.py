@@ -75,12 +75,15 @@ def write_version(export_dir: str, write: Callable[[str], None]) -> str:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def write_provenance(model_dir: str, path: str, info: dict, subdir: str = "assets.extra") -> None:
-    """Copies `model_dir`'s hparams.json and problem.json, and writes `info` as
-    export.json, into `path/subdir` (TF Serving's place for files it ignores)."""
+def write_provenance(model_dir: model_dir_lib.ModelDir, path: str, info: dict,
+                     subdir: str = "assets.extra") -> None:
+    """Writes `model_dir`'s hparams.json and problem.json (the bytes it read), and
+    `info` as export.json, into `path/subdir` (TF Serving's place for files it
+    ignores)."""
     extra = os.path.join(path, subdir)
     os.makedirs(extra, exist_ok=True)
     for name in (model_dir_lib.HPARAMS_FILE, model_dir_lib.PROBLEM_FILE):
-        shutil.copyfile(model_dir_lib.file_path(model_dir, name), os.path.join(extra, name))
+        with open(os.path.join(extra, name), "wb") as f:
+            f.write(model_dir.raw(name))
     with open(os.path.join(extra, "export.json"), "w", encoding="utf-8") as f:
         json.dump(info, f, indent=2)

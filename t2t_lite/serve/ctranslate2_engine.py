@@ -99,9 +99,9 @@ class CT2Engine:
         self.beams = client.options["beam_size"]
 
     @classmethod
-    def load(cls, model_dir: str, decode_hparams: str = "", checkpoint_average: int = 1,
-             checkpoint_path: Optional[str] = None, quantization: str = "float32",
-             workers: int = 1) -> "CT2Engine":
+    def load(cls, model_dir: model_dir_lib.ModelDir, decode_hparams: str = "",
+             checkpoint_average: int = 1, checkpoint_path: Optional[str] = None,
+             quantization: str = "float32", workers: int = 1) -> "CT2Engine":
         """The engine of `model_dir` with these t2t-decoder flags, converting the model
         unless the cache holds it.
 
@@ -118,7 +118,7 @@ class CT2Engine:
             "attention is not mapped to words; drop --engine=ctranslate2.")
         path, used = ctranslate2_cache.cached_conversion(
             model_dir, checkpoint_path, checkpoint_average, quantization, params.tree_constraint)
-        hparams = model_dir_lib.read_hparams(model_dir)
+        hparams = model_dir.hparams
         mapped = mapped_options(params, hparams)
         if params.sampling_temperature > 0:
             import ctranslate2

@@ -25,14 +25,15 @@ from t2t_lite.errors import T2TError
 WARM_UP_SENTENCE = "Hello world."
 
 
-def decode_settings(model_dir: str, decode_hparams: str, alignments_refusal: str):
+def decode_settings(model_dir: model_dir_lib.ModelDir, decode_hparams: str,
+                    alignments_refusal: str):
     """(problem, `SearchParams`, `DecodeOptions`) of `model_dir` under t2t-decoder's
     --decode_hparams, for an engine that writes no alignments.
 
     Raises:
       T2TError: bad decode hparams, or `alignments=true` (`alignments_refusal`).
     """
-    problem = model_dir_lib.problem_of(model_dir)
+    problem = model_dir.problem()
     params, options = decoding.parse_decode_hparams(SearchParams.for_problem(problem),
                                                     decode_hparams)
     if options.alignments:
@@ -108,8 +109,9 @@ class TFEngine:
             translator.search.params.beam_size
 
     @classmethod
-    def load(cls, model_dir: str, decode_hparams: str = "", checkpoint_average: int = 1,
-             checkpoint_path: Optional[str] = None, precision: str = "float32") -> "TFEngine":
+    def load(cls, model_dir: model_dir_lib.ModelDir, decode_hparams: str = "",
+             checkpoint_average: int = 1, checkpoint_path: Optional[str] = None,
+             precision: str = "float32") -> "TFEngine":
         """The engine of `model_dir`, as t2t-decoder would load it with these flags.
 
         Raises:
@@ -119,8 +121,8 @@ class TFEngine:
         problem, params, options = decode_settings(
             model_dir, decode_hparams, "alignments=true is not served: t2t-server writes "
             "translations (and scores) only.")
-        model, vocab, _, _, used = model_dir_lib.load_model_and_checkpoints(
-            model_dir, checkpoint_path, checkpoint_average, precision)
+        model, used = model_dir.load_model(checkpoint_path, checkpoint_average, precision)
+        vocab = model_dir.vocab()
         version = max(checkpoints.checkpoint_step(path) for path in used)
         search = search_for_problem([model], problem, vocab, params)
         return cls(Translator(search, vocab), problem, options, version)

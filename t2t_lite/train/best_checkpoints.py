@@ -38,13 +38,14 @@ class DevLossScorer:
     are built on the first call (none when every loss is cached).
     """
 
-    def __init__(self, model_dir: str, data_dir: str, problem_name: str):
-        self.model_dir, self.data_dir, self.problem_name = model_dir, data_dir, problem_name
+    def __init__(self, model_dir: model_dir_lib.ModelDir, data_dir: str):
+        self.model_dir, self.data_dir = model_dir, data_dir
+        self.problem_name = model_dir.problem_name
         self.model, self.evaluator = None, None
 
     def _build(self) -> None:
-        hp = model_dir_lib.read_hparams(self.model_dir).replace(label_smoothing=0.0)
-        self.model = model_dir_lib.build_model(self.model_dir)
+        hp = self.model_dir.hparams.replace(label_smoothing=0.0)
+        self.model = self.model_dir.build_model()
         self.evaluator = Evaluator(self.model, hp,
                                    dev_dataset_fn(self.data_dir, self.problem_name, hp))
 
@@ -125,7 +126,7 @@ def score(model_dir: str, paths: List[str], cache: DevLossCache, scorer: DevLoss
     return losses
 
 
-def average_best(model_dir: str, avg_dir: str, data_dir: str, k: int, candidates: int = 0,
+def average_best(model_dir: model_dir_lib.ModelDir, avg_dir: str, data_dir: str, k: int, candidates: int = 0,
                  log: Callable[[str], None] = print, named: Optional[List[str]] = None,
                  ) -> Tuple[str, List[str], Dict[str, float]]:
     """Averages the `k` checkpoints of `model_dir` of lowest dev loss into `avg_dir`.
@@ -148,14 +149,13 @@ def average_best(model_dir: str, avg_dir: str, data_dir: str, k: int, candidates
     """
     if k < 1:
         raise T2TError(f"--num_last_checkpoints must be >= 1, got {k}.")
-    problem_name = model_dir_lib.read_problem(model_dir)["problem"]
-    dev_data = dev_data_identity(data_dir, problem_name, model_dir_lib.vocab_path(model_dir))
-    cache = DevLossCache(model_dir, dev_data, log)
-    scorer = DevLossScorer(model_dir, data_dir, problem_name)
+    dev_data = dev_data_identity(data_dir, model_dir.problem_name, model_dir.vocab_path)
+    cache = DevLossCache(model_dir.path, dev_data, log)
+    scorer = DevLossScorer(model_dir, data_dir)
     for _ in range(checkpoints.READ_ATTEMPTS):
         try:
-            losses = score(model_dir, _candidates(model_dir, k, candidates, named), cache,
-                           scorer, log)
+            losses = score(model_dir.path, _candidates(model_dir.path, k, candidates, named),
+                           cache, scorer, log)
             record = {"select": "best_dev_loss", "data_dir": os.path.abspath(data_dir),
                       "dev_losses": {os.path.basename(p): v for p, v in losses.items()}}
             written, chosen = write_average(model_dir, avg_dir, paths=lowest(losses, k),
@@ -163,6 +163,7 @@ def average_best(model_dir: str, avg_dir: str, data_dir: str, k: int, candidates
             return written, chosen, losses
         except CheckpointGone as gone:
             log(f"{gone} Choosing again among the checkpoints listed now.")
-    raise T2TError(f"The checkpoints of {model_dir} were deleted {checkpoints.READ_ATTEMPTS} "
+    raise T2TError(f"The checkpoints of {model_dir.path} were deleted "
+                   f"{checkpoints.READ_ATTEMPTS} "
                    "times while they were scored (a trainer with a small keep_checkpoint_max); "
                    "raise the trainer's --keep_checkpoint_max or use a copy of the directory.")

@@ -114,16 +114,19 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
     # write no metadata: `model_dir.prepare(write=False)`). A run refused below
     # leaves no directory it created.
     with _claimed(output_dir, chief):
+        run = model_dir.existing_run(output_dir)  # None: a new run
         # Reads output_dir only; the source is checked before any data is written.
-        load_warm_start = bool(warm_start) and warm_start_lib.prepare(output_dir, warm_start)
+        load_warm_start = bool(warm_start) and warm_start_lib.prepare(output_dir, run,
+                                                                      warm_start)
+        source = model_dir.ModelDir.open(warm_start.model_dir) if load_warm_start else None
         if load_warm_start:
-            warm_start_lib.check_hparams(warm_start.model_dir, hparams)
+            warm_start_lib.check_hparams(source, hparams)
         if generate_data:
             vocab_model = None
             if warm_start:  # a resumed fine-tuning run has its own copy of the source's
-                vocab_model = warm_start.model_dir if load_warm_start else output_dir
+                vocab_model = source if load_warm_start else run
             datagen.generate_data(problem, data_dir, tmp_dir, vocab_model=(
-                model_dir.vocab_path(vocab_model) if vocab_model else None))
+                vocab_model.vocab_path if vocab_model else None))
         elif not datagen.read_metadata(data_dir, problem.name).get("splits", {}).get("train"):
             raise T2TError(f"No training data for {problem.name} in {data_dir}; run "
                            "t2t-datagen first or pass --generate_data (and --tmp_dir).")
@@ -132,18 +135,18 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
         vocab_file = os.path.join(data_dir, meta["vocab_file"])
         vocab = model_dir.load_vocab_file(vocab_file)
         if load_warm_start:
-            warm_start_lib.check_vocab(warm_start.model_dir, vocab_file)
-        recorded = model_dir.read_train_mix(output_dir)
+            warm_start_lib.check_vocab(source, vocab_file)
+        recorded = run.train_mix if run is not None else None
         mix = recorded if recorded is not None else train_mix
         sources = mixing.train_sources(data_dir, problem.name, mix)  # its errors: nothing written
-        model_dir.prepare(output_dir, hparams, problem.name, vocab_file, vocab.vocab_size,
+        model_dir.prepare(output_dir, hparams, problem.name, vocab_file, vocab.vocab_size, run,
                           write=chief, train_mix=train_mix,
                           definition=getattr(problem, "definition", None),
                           hparams_set=hparams_set)
         trainer = make_trainer(hparams, problem.name, data_dir, output_dir, vocab.vocab_size,
                                options, strategy, problem, vocab, train_mix=mix)
         if load_warm_start:
-            paths = warm_start_lib.load(trainer.model, output_dir, warm_start)
+            paths = warm_start_lib.load(trainer.model, output_dir, warm_start, source)
             print(f"Weights from {', '.join(paths)} (fine-tuning: optimizer, step, "
                   "learning-rate schedule and data start fresh).", flush=True)
         drawn = mixing.describe(sources, problem.name, data_dir, mix)

@@ -21,15 +21,14 @@ real path, so a symbolic link to M is M.
 import dataclasses
 import json
 import os
-from typing import List
+from typing import List, Optional
 
 import tensorflow as tf
 
-from t2t_lite import atomic, averaging, checkpoints, model_dir
+from t2t_lite import atomic, averaging, checkpoints
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
-
-WARM_START_FILE = "warm_start.json"
+from t2t_lite.model_dir import WARM_START_FILE, ModelDir
 
 # What fixes the weights' shapes, or what they mean: (the field a user sets,
 # the HParams attribute that resolves its 0 default). A fine-tuned model keeps M's.
@@ -59,38 +58,39 @@ class WarmStart:
                            f"{self.checkpoint_average}.")
 
 
-def check_hparams(source: str, hparams: HParams) -> None:
+def check_hparams(source: ModelDir, hparams: HParams) -> None:
     """Refuses a run whose model would not take `source`'s weights.
 
     Raises:
       T2TError: naming the first hparams field that differs; `source` is not
         a model directory or has no checkpoint.
     """
-    theirs = model_dir.read_hparams(source)
-    checkpoints.list_checkpoints(source)
+    theirs = source.hparams
+    checkpoints.list_checkpoints(source.path)
     fields = ARCHITECTURE + ((("max_length", "max_length"),) if hparams.pos == "emb" else ())
     for field, attribute in fields:
         if getattr(theirs, attribute) != getattr(hparams, attribute):
             raise T2TError(
-                f"--warm_start_from={source}: its {field} is {getattr(theirs, attribute)!r}, "
+                f"--warm_start_from={source.path}: its {field} is {getattr(theirs, attribute)!r}, "
                 f"this run's is {getattr(hparams, attribute)!r}; the weights would not fit. "
                 "Fine-tuning "
                 "may change dropout, label smoothing, the learning rate and its schedule, "
                 "batching and train_steps, not the model's shape.")
 
 
-def check_vocab(source: str, vocab_file: str) -> None:
+def check_vocab(source: ModelDir, vocab_file: str) -> None:
     """Refuses data encoded with another vocabulary than `source`'s.
 
     Raises:
       T2TError: naming the command that encodes the data with `source`'s vocabulary.
     """
-    with open(model_dir.vocab_path(source), "rb") as f, open(vocab_file, "rb") as g:
+    with open(source.vocab_path, "rb") as f, open(vocab_file, "rb") as g:
         if f.read() != g.read():
             raise T2TError(
-                f"--warm_start_from={source}: the data's vocabulary "
+                f"--warm_start_from={source.path}: the data's vocabulary "
                 f"({os.path.basename(vocab_file)}) is not the model's; encode the data with "
-                f"the model's: t2t-datagen --vocab_from={source} --data_dir=<a new directory>.")
+                f"the model's: t2t-datagen --vocab_from={source.path} "
+                "--data_dir=<a new directory>.")
 
 
 def same_model(a: str, b: str) -> bool:
@@ -98,38 +98,46 @@ def same_model(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def read_record(output_dir: str):
-    """`output_dir`'s warm_start.json ({"model_dir", "checkpoints", "step",
-    "hparams"}; records of earlier versions lack "hparams"), or None."""
-    path = os.path.join(output_dir, WARM_START_FILE)
-    if not os.path.exists(path):
+def read_record(run: Optional[ModelDir]) -> Optional[dict]:
+    """The warm_start.json of the training run `run` (`model_dir.existing_run`:
+    None before it wrote its metadata): {"model_dir", "checkpoints", "step",
+    "hparams"} (records of earlier versions lack "hparams"), or None.
+
+    Raises:
+      T2TError: a damaged record.
+    """
+    record = run.warm_start_record if run is not None else None
+    if record is None:
         return None
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    if not isinstance(record, dict) or not isinstance(record.get("model_dir"), str) \
+            or not isinstance(record.get("hparams", {}), dict):
+        raise T2TError(f"Corrupt {run.file_path(WARM_START_FILE)}.")
+    return record
 
 
-def base_hparams(output_dir: str, source: str) -> HParams:
-    """The hparams a run in `output_dir` fine-tuned from `source` starts from
-    (before its overrides): `source`'s, as recorded when the run started, so
-    that resuming does not read `source` again; `source`'s own for a new run."""
-    record = read_record(output_dir)
+def base_hparams(run: Optional[ModelDir], source: str) -> HParams:
+    """The hparams a run (`run`: `model_dir.existing_run(output_dir)`) fine-tuned
+    from `source` starts from (before its overrides): `source`'s, as recorded when
+    the run started, so that resuming does not read `source` again; `source`'s
+    own for a new run."""
+    record = read_record(run)
     if record and "hparams" in record and same_model(record["model_dir"], source):
         return HParams.from_dict(record["hparams"])
-    return model_dir.read_hparams(source)
+    return ModelDir.open(source).hparams
 
 
-def prepare(output_dir: str, warm_start) -> bool:
+def prepare(output_dir: str, run: Optional[ModelDir], warm_start) -> bool:
     """Whether the run in `output_dir` must load `warm_start`'s weights now
     (True: no checkpoint of its own yet), after checking that `output_dir`
-    is not a run started otherwise. Reads `output_dir` only (which may not
-    exist yet), never `warm_start`'s model.
+    (whose run is `run`, opened; None before it wrote its metadata) is not a
+    run started otherwise. Reads nothing of `warm_start`'s model.
 
     Raises:
       T2TError: `output_dir` was started from another model, or from none
         while `warm_start` is set, or from one while it is not (and holds no
         checkpoint to resume).
     """
-    record = read_record(output_dir)
+    record = read_record(run)
     has_checkpoint = tf.train.latest_checkpoint(output_dir) is not None
     if warm_start is None:
         if record and not has_checkpoint:
@@ -147,9 +155,10 @@ def prepare(output_dir: str, warm_start) -> bool:
     return not has_checkpoint
 
 
-def load(model, output_dir: str, warm_start: WarmStart) -> List[str]:
-    """Sets `model`'s weights from `warm_start` and records it in `output_dir`
-    (with the source's hparams, which resuming reads instead of the source's).
+def load(model, output_dir: str, warm_start: WarmStart, source_dir: ModelDir) -> List[str]:
+    """Sets `model`'s weights from `warm_start` (whose directory `source_dir` is,
+    opened) and records it in `output_dir` (with the source's hparams, which
+    resuming reads instead of the source's).
 
     Returns:
       The checkpoint prefixes read (averaged if several).
@@ -159,5 +168,5 @@ def load(model, output_dir: str, warm_start: WarmStart) -> List[str]:
     atomic.write_text(os.path.join(output_dir, WARM_START_FILE), json.dumps(
         {"model_dir": source, "checkpoints": paths,
          "step": checkpoints.checkpoint_step(paths[-1]),
-         "hparams": model_dir.read_hparams(source).to_dict()}, indent=2))
+         "hparams": source_dir.hparams.to_dict()}, indent=2))
     return paths

@@ -178,19 +178,24 @@ def test_a_resumed_run_keeps_the_mix_its_directory_recorded(tmp_path):
     vocab = tmp_path / "v.model"
     vocab.write_bytes(b"toy")
     out = str(tmp_path / "m")
-    model_dir.prepare(out, hp, MAIN, str(vocab), 30, train_mix="alpha=1,beta=3")
-    assert model_dir.read_train_mix(out) == "alpha=1,beta=3"
-    model_dir.prepare(out, hp, MAIN, str(vocab), 30, train_mix=None)  # uses the recorded one
-    model_dir.prepare(out, hp, MAIN, str(vocab), 30, train_mix="beta=0.75,alpha=0.25")  # same
+
+    def prepare(path, train_mix=None):  # as the trainer: the run the directory holds, if any
+        model_dir.prepare(path, hp, MAIN, str(vocab), 30, model_dir.existing_run(path),
+                          train_mix=train_mix)
+
+    prepare(out, train_mix="alpha=1,beta=3")
+    assert model_dir.ModelDir.open(out).train_mix == "alpha=1,beta=3"
+    prepare(out, train_mix=None)  # uses the recorded one
+    prepare(out, train_mix="beta=0.75,alpha=0.25")  # same
     with one_line(rf"^{out} was trained with --train_mix=alpha=1,beta=3, not "
                   r"--train_mix=alpha=1,beta=1; resume with the same mix \(or without the "
                   r"flag, which uses the recorded one\) or use a new --output_dir\.$"):
-        model_dir.prepare(out, hp, MAIN, str(vocab), 30, train_mix="alpha=1,beta=1")
+        prepare(out, train_mix="alpha=1,beta=1")
     plain = str(tmp_path / "plain")
-    model_dir.prepare(plain, hp, MAIN, str(vocab), 30)
-    assert model_dir.read_train_mix(plain) is None
+    prepare(plain)
+    assert model_dir.ModelDir.open(plain).train_mix is None
     with one_line(rf"^{plain} was trained with no --train_mix, not --train_mix=alpha=1;"):
-        model_dir.prepare(plain, hp, MAIN, str(vocab), 30, train_mix="alpha=1")
+        prepare(plain, train_mix="alpha=1")
 
 
 def test_trainer_flag_errors_are_one_line_and_write_nothing(data_dir, tmp_path, capfd):

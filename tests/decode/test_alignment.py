@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite import model_dir
 from t2t_lite.bin import t2t_decoder
 from t2t_lite.decode import alignment
 from t2t_lite.decode.search import Search, SearchParams
@@ -18,7 +17,7 @@ from t2t_lite.decode.translator import Translator
 from t2t_lite.data.layout import EOS_ID
 from t2t_lite.problems.translate_numbers import number_pair, number_splits
 
-from model_dirs import make_model_dir, whole_words_only
+from model_dirs import load_model, make_model_dir, whole_words_only
 
 
 def test_word_spans_are_byte_offsets_of_split_words():
@@ -77,8 +76,7 @@ def test_piece_alignments_of_the_trained_model_keep_the_order_of_the_number(numb
     """Thousands come before hundreds in English and German alike (only units and tens
     swap, mostly inside one German piece): most aligned pieces keep their order. With
     the argmax taken over the wrong axis or rows and columns mixed up, about half would."""
-    from t2t_lite import model_dir
-    model, vocab, _, _ = model_dir.load_model(numbers_model.path)
+    model, vocab = load_model(numbers_model.path)
     lines = [number_pair(n)[0] for n in number_splits()["test"][:200]]
     translator = Translator(Search(model, SearchParams(beam_size=4)), vocab)
     inputs = translator.encode(lines)
@@ -137,7 +135,7 @@ def test_decoder_aligns_several_words_of_every_beam_of_a_truncated_source(tmp_pa
                              f"--decode_to_file={out}", "--decode_hparams=beam_size=3,"
                              "return_beams=true,alignments=true,max_input_length=4,extra_length=4"])
     assert code == 0, capfd.readouterr().err
-    model, vocab, _, _ = model_dir.load_model(path)
+    model, vocab = load_model(path)
     written = out.read_text(encoding="utf-8").splitlines()
     assert len(written) == len(lines)
     for line, columns in zip(lines, written):

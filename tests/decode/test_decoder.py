@@ -10,10 +10,9 @@ from t2t_lite.decode.scoring import score_pairs
 from t2t_lite.decode.search import Search, SearchParams
 from t2t_lite.decode.translator import Translator
 from t2t_lite.errors import T2TError
-from t2t_lite.model_dir import load_model
 from t2t_lite.textio import read_lines
 
-from model_dirs import make_model_dir, number_sentences
+from model_dirs import load_model, make_model_dir, number_sentences
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +22,7 @@ def model_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def translator(model_dir):
-    model, vocab, _, _ = load_model(model_dir, checkpoint_path=model_dir + "/ckpt-1")
+    model, vocab = load_model(model_dir, checkpoint_path=model_dir + "/ckpt-1")
     return Translator(Search(model, SearchParams(beam_size=2, extra_length=5)), vocab)
 
 
@@ -31,8 +30,8 @@ OPTIONS = decoding.DecodeOptions(batch_size=3)
 
 
 def test_averaging_known_values_and_optimizer_slots_not_averaged(model_dir, tmp_path):
-    one, _, _, _ = load_model(model_dir, model_dir + "/ckpt-1")
-    avg, _, _, _ = load_model(model_dir, checkpoint_average=3)  # ckpt-2, 3, 4
+    one, _ = load_model(model_dir, model_dir + "/ckpt-1")
+    avg, _ = load_model(model_dir, checkpoint_average=3)  # ckpt-2, 3, 4
     for a, b in zip(one.weights, avg.weights):
         np.testing.assert_allclose(b.numpy(), a.numpy() + 2.0, atol=1e-5)  # mean(2,3,4) - 1
     # The same through t2t-avg-checkpoints into a new model dir.
@@ -40,7 +39,7 @@ def test_averaging_known_values_and_optimizer_slots_not_averaged(model_dir, tmp_
     out = str(tmp_path / "avg")
     assert t2t_avg_checkpoints.main([f"--output_dir={model_dir}", "--num_last_checkpoints=2",
                                      f"--avg_dir={out}"]) == 0
-    written, _, _, _ = load_model(out)
+    written, _ = load_model(out)
     for a, b in zip(one.weights, written.weights):
         np.testing.assert_allclose(b.numpy(), a.numpy() + 2.5, atol=1e-5)  # mean(3,4) - 1
     names = [name for name, _ in tf.train.list_variables(out + "/ckpt-4")]
@@ -50,7 +49,7 @@ def test_averaging_known_values_and_optimizer_slots_not_averaged(model_dir, tmp_
 
 def test_mismatched_checkpoints_are_rejected(model_dir, tmp_path):
     other = make_model_dir(str(tmp_path / "other"), steps=(7,), hparams_overrides="hidden_size=16")
-    model, _, _, _ = load_model(model_dir)
+    model, _ = load_model(model_dir)
     with pytest.raises(T2TError, match="does not match the model"):
         averaging.average_into(model, [model_dir + "/ckpt-1", other + "/ckpt-7"])
     with pytest.raises(T2TError, match="does not exist"):
@@ -121,8 +120,8 @@ def test_finished_sentences_leaving_the_batch_change_no_output(numbers_model, be
     # to 1e-6, and which of two tied beams wins moves with the batch's size
     # (float rounding), with or without compaction.
     path = numbers_model.path
-    final, vocab, _, _ = load_model(path, path + "/ckpt-2000")
-    earlier, _, _, _ = load_model(path, path + "/ckpt-1000")
+    final, vocab = load_model(path, path + "/ckpt-2000")
+    earlier, _ = load_model(path, path + "/ckpt-1000")
     lines = number_sentences(400)[::7]
     params = SearchParams(beam_size=beam_size, alpha=0.6, extra_length=8)
     for models in ([final], [final, earlier]):
@@ -144,7 +143,7 @@ def test_finished_sentences_leaving_the_batch_change_no_output(numbers_model, be
 
 
 def test_cached_greedy_equals_rerunning_the_full_model(model_dir):
-    model, vocab, _, _ = load_model(model_dir, model_dir + "/ckpt-1")
+    model, vocab = load_model(model_dir, model_dir + "/ckpt-1")
     greedy = Translator(Search(model, SearchParams(beam_size=1, extra_length=6)), vocab)
     inputs = greedy.encode(["four hundred and two", "eighty"])
     ids, _ = greedy.search.search(inputs)
@@ -185,7 +184,7 @@ def test_decoder_program_end_to_end(model_dir, tmp_path, capfd):
 def test_scoring_in_batches_gives_each_pair_its_own_score(model_dir):
     # --score_file scores batch_size pairs at a time, sorted by length: each score must
     # come back at its pair's index and equal the pair scored alone.
-    model, vocab, _, _ = load_model(model_dir, model_dir + "/ckpt-1")
+    model, vocab = load_model(model_dir, model_dir + "/ckpt-1")
     sources = number_sentences(400)[:11]
     targets = sources[::-1]  # other lengths than the sources'
     batched = score_pairs(model, vocab, sources, targets, batch_size=3)
@@ -222,7 +221,7 @@ def test_number_sentences_are_distinct():
 
 
 def test_sampling_is_seeded_and_top_k_1_is_greedy(model_dir):
-    model, vocab, _, _ = load_model(model_dir, model_dir + "/ckpt-1")
+    model, vocab = load_model(model_dir, model_dir + "/ckpt-1")
     lines = ["four hundred and two", "eighty", "seven thousand"]
 
     def run(**params):
@@ -237,7 +236,7 @@ def test_sampling_is_seeded_and_top_k_1_is_greedy(model_dir):
 
 
 def test_xla_search_pads_shapes_and_matches_the_plain_graph(model_dir):
-    model, vocab, _, _ = load_model(model_dir, model_dir + "/ckpt-1")
+    model, vocab = load_model(model_dir, model_dir + "/ckpt-1")
     params = SearchParams(beam_size=2, extra_length=5)
     plain = Search(model, params)
     xla = Search(model, params, jit_compile=True)
@@ -260,8 +259,8 @@ def test_xla_search_pads_shapes_and_matches_the_plain_graph(model_dir):
 
 
 def test_bfloat16_decoding_keeps_float32_weights_and_close_scores(model_dir):
-    f32, vocab, _, _ = load_model(model_dir, model_dir + "/ckpt-1")
-    bf16, _, _, _ = load_model(model_dir, model_dir + "/ckpt-1", precision="bfloat16")
+    f32, vocab = load_model(model_dir, model_dir + "/ckpt-1")
+    bf16, _ = load_model(model_dir, model_dir + "/ckpt-1", precision="bfloat16")
     assert bf16.decoder_layers[0].feed_forward.compute_dtype == "bfloat16"
     for a, b in zip(f32.weights, bf16.weights):
         assert b.dtype == "float32"
@@ -281,7 +280,7 @@ def test_bfloat16_decoding_keeps_float32_weights_and_close_scores(model_dir):
 
 
 def test_an_ensemble_of_a_model_with_itself_decodes_like_the_model(model_dir, tmp_path):
-    model, vocab, _, _ = load_model(model_dir, model_dir + "/ckpt-1")
+    model, vocab = load_model(model_dir, model_dir + "/ckpt-1")
     params = SearchParams(beam_size=3, extra_length=6)
     inputs = Translator(Search(model, params), vocab).encode(["four hundred and two", "eighty"])
     single_ids, single_scores = Search(model, params).run(inputs)
@@ -292,7 +291,7 @@ def test_an_ensemble_of_a_model_with_itself_decodes_like_the_model(model_dir, tm
     np.testing.assert_array_equal(pair_ids[:, 0], single_ids[:, 0])
     np.testing.assert_allclose(pair_scores, single_scores, atol=1e-5)
     other = make_model_dir(str(tmp_path / "other"), vocab_size=290)
-    small, _, _, _ = load_model(other)
+    small, _ = load_model(other)
     with pytest.raises(T2TError, match="share one vocabulary"):
         Search([model, small], params)
 

@@ -21,9 +21,8 @@ from t2t_lite import registry
 from t2t_lite.data.layout import EOS_ID
 from t2t_lite.decode.search import Search, SearchParams
 from t2t_lite.decode.translator import Translator
-from t2t_lite.model_dir import load_model
 
-from model_dirs import number_sentences
+from model_dirs import load_model, number_sentences
 
 SOURCES = number_sentences(60)[1::4]  # 15 English numbers the model was not shown as such
 FAIRSEQ = dict(alpha=0.6, length_penalty="fairseq", extra_length=8)
@@ -34,12 +33,12 @@ def shallow_dir(numbers_model, tmp_path_factory) -> str:
     """A 1-layer transformer_tiny (the trained one has 2) with random weights, written as a
     model directory with the trained model's problem and vocabulary file."""
     path = str(tmp_path_factory.mktemp("shallow") / "model")
-    problem = model_dir_lib.read_problem(numbers_model.path)
+    trained = model_dir_lib.ModelDir.open(numbers_model.path)
     hp = registry.hparams("transformer_tiny").parse("num_hidden_layers=1,filter_size=256")
-    model_dir_lib.prepare(path, hp, problem["problem"], model_dir_lib.vocab_path(numbers_model.path),
-                          problem["vocab_size"])
+    model_dir_lib.prepare(path, hp, trained.problem_name, trained.vocab_path, trained.vocab_size,
+                          model_dir_lib.existing_run(path))
     tf.keras.utils.set_random_seed(7)
-    model = model_dir_lib.build_model(path)
+    model = model_dir_lib.ModelDir.open(path).build_model()
     tf.train.CheckpointManager(tf.train.Checkpoint(model=model), path, max_to_keep=None).save(
         checkpoint_number=1)
     return path
@@ -48,11 +47,11 @@ def shallow_dir(numbers_model, tmp_path_factory) -> str:
 @pytest.fixture(scope="module", params=["checkpoint_1000", "shallow_random"])
 def members(request, numbers_model, shallow_dir):
     """([trained model, the other member], vocab)."""
-    trained, vocab, _, _ = load_model(numbers_model.path)
+    trained, vocab = load_model(numbers_model.path)
     if request.param == "checkpoint_1000":
-        other, _, _, _ = load_model(numbers_model.path, os.path.join(numbers_model.path, "ckpt-1000"))
+        other, _ = load_model(numbers_model.path, os.path.join(numbers_model.path, "ckpt-1000"))
     else:
-        other, _, _, _ = load_model(shallow_dir)
+        other, _ = load_model(shallow_dir)
     assert len(trained.decoder_layers) == 2
     return [trained, other], vocab
 
@@ -131,8 +130,8 @@ def test_decoder_score_file_of_two_model_directories(numbers_model, shallow_dir,
                              f"--score_file={pairs}", f"--decode_to_file={out}"]) == 0, \
         capfd.readouterr().err
     written = [float(x) for x in out.read_text(encoding="utf-8").split()]
-    trained, vocab, _, _ = load_model(numbers_model.path)
-    shallow, _, _, _ = load_model(shallow_dir)
+    trained, vocab = load_model(numbers_model.path)
+    shallow, _ = load_model(shallow_dir)
     translator = Translator(Search(trained), vocab)
     inputs, outputs = translator.encode(SOURCES[:3]), translator.encode(targets)
     expected = ensemble_log_probs([trained, shallow], inputs, outputs.numpy()).sum(axis=1)

@@ -11,17 +11,16 @@ from t2t_lite.decode import decoding
 from t2t_lite.decode.search import Search, SearchParams
 from t2t_lite.decode.translator import Translator
 from t2t_lite.errors import T2TError
-from t2t_lite.model_dir import load_model
 from t2t_lite.threads import usable_cores, use_intra_op_threads
 
-from model_dirs import number_sentences
+from model_dirs import load_model, number_sentences
 
 
 def test_concurrent_batches_give_the_lines_scores_and_work_of_one_at_a_time(numbers_model):
     # The README's trained model, 136 lines (blank ones among them) in 17 batches of 8
     # of different lengths, all beams with their scores: every line must land at its
     # own index, whichever batch finishes first.
-    model, vocab, _, _ = load_model(numbers_model.path)
+    model, vocab = load_model(numbers_model.path)
     lines = number_sentences(400)[::3]
     lines[5:5] = ["", "   "]
     params = SearchParams(beam_size=3, alpha=0.6, extra_length=8)

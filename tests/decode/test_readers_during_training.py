@@ -126,7 +126,7 @@ def test_averaging_and_the_exporters_loader_while_the_trainer_saves(training, re
     assert checkpoints.list_checkpoints(avg_dir) == [f"{avg_dir}/{os.path.basename(read[1])}"]
     # The exporter records the checkpoints it read, not a second listing's.
     log = reads.lose_first()
-    *_, used = model_dir_lib.load_model_and_checkpoints(model, checkpoint_average=2)
+    _, used = model_dir_lib.ModelDir.open(model).load_model(checkpoint_average=2)
     assert used == [p for p, s in log if s == "read"][-2:] and _steps(log, "gone")
     assert trainer.poll() is None
 

@@ -25,7 +25,6 @@ import tensorflow as tf
 ctranslate2 = pytest.importorskip(
     "ctranslate2", reason="the ctranslate2 extra is not installed (pip install -e '.[ctranslate2]')")
 
-from t2t_lite import model_dir as model_dir_lib  # noqa: E402
 from t2t_lite import registry  # noqa: E402
 from t2t_lite.bin import t2t_exporter  # noqa: E402
 from t2t_lite.decode.decoding import DecodeOptions, decode_lines  # noqa: E402
@@ -35,9 +34,10 @@ from t2t_lite.errors import T2TError  # noqa: E402
 from t2t_lite.export import ctranslate2_export, ctranslate2_spec  # noqa: E402
 from t2t_lite.export.ctranslate2_client import CT2Translator, recorded_options  # noqa: E402
 from t2t_lite.metrics.bleu import corpus_bleu  # noqa: E402
+from t2t_lite.model_dir import ModelDir  # noqa: E402
 
 from conftest import CTRANSLATE2_DECODE  # noqa: E402
-from model_dirs import make_model_dir, number_sentences  # noqa: E402
+from model_dirs import load_model, make_model_dir, number_sentences  # noqa: E402
 
 SHAPES = {
     "post-norm, tied": "hidden_size=32,filter_size=64",
@@ -54,7 +54,7 @@ SHAPES = {
 def max_log_prob_difference(model_dir: str, export_path: str, count: int = 24) -> float:
     """Largest |log p_t2t-lite - log p_CTranslate2| over every target token of
     `count` sentence pairs (sources and targets: number words, targets reversed)."""
-    model, vocab, _, _ = model_dir_lib.load_model(model_dir)
+    model, vocab = load_model(model_dir)
     texts = number_sentences(count + 1)[1:]
     sources, targets = vocab.encode_texts(texts), vocab.encode_texts(texts[::-1])
     logits = model({"inputs": tf.ragged.constant(sources).to_tensor(),
@@ -74,18 +74,18 @@ def max_log_prob_difference(model_dir: str, export_path: str, count: int = 24) -
 @pytest.mark.parametrize("overrides", list(SHAPES.values()), ids=list(SHAPES))
 def test_teacher_forced_log_probs_equal_t2t_lite(tmp_path, overrides):
     model_dir = make_model_dir(str(tmp_path / "model"), steps=(0,), hparams_overrides=overrides)
-    path = ctranslate2_export.export_ctranslate2(model_dir, str(tmp_path / "ct2"))
+    path = ctranslate2_export.export_ctranslate2(ModelDir.open(model_dir), str(tmp_path / "ct2"))
     assert max_log_prob_difference(model_dir, path) < 1e-4
 
 
 def test_a_wrongly_mapped_weight_is_caught(tmp_path, monkeypatch):
     model_dir = make_model_dir(str(tmp_path / "model"), steps=(0,),
                                hparams_overrides=SHAPES["post-norm, tied"])
-    right = ctranslate2_export.export_ctranslate2(model_dir, str(tmp_path / "ct2"))
+    right = ctranslate2_export.export_ctranslate2(ModelDir.open(model_dir), str(tmp_path / "ct2"))
     assert max_log_prob_difference(model_dir, right) < 1e-4
 
     # The converter handed the decoder's two layers in the wrong order.
-    model, vocab, _, _ = model_dir_lib.load_model(model_dir)
+    model, vocab = load_model(model_dir)
 
     class SwappedDecoderLayers:
         def __getattr__(self, name):
@@ -102,7 +102,8 @@ def test_a_wrongly_mapped_weight_is_caught(tmp_path, monkeypatch):
 
     # PAD's embedding row kept: the start symbol no longer embeds to zeros.
     monkeypatch.setattr(ctranslate2_spec, "_embedding_without_pad", lambda matrix: matrix)
-    unpadded = ctranslate2_export.export_ctranslate2(model_dir, str(tmp_path / "ct2"))
+    unpadded = ctranslate2_export.export_ctranslate2(ModelDir.open(model_dir),
+                                                     str(tmp_path / "ct2"))
     assert max_log_prob_difference(model_dir, unpadded) > 1e-2
     assert [os.path.basename(p) for p in (right, unpadded)] == ["1", "2"]
 
@@ -128,9 +129,9 @@ def test_models_and_problems_it_cannot_represent_are_refused(tmp_path, monkeypat
                                hparams_overrides="hidden_size=32,filter_size=64,"
                                                  "attention_key_channels=16")
     with pytest.raises(T2TError, match="CTranslate2 needs d_k = d_v"):
-        ctranslate2_export.export_ctranslate2(model_dir, str(tmp_path / "ct2"))
+        ctranslate2_export.export_ctranslate2(ModelDir.open(model_dir), str(tmp_path / "ct2"))
     with pytest.raises(T2TError, match="Unknown --quantization 'int4'; choose from float32, int8"):
-        ctranslate2_export.export_ctranslate2(model_dir, str(tmp_path / "ct2"),
+        ctranslate2_export.export_ctranslate2(ModelDir.open(model_dir), str(tmp_path / "ct2"),
                                               quantization="int4")
 
     class Constrained:
@@ -144,7 +145,7 @@ def test_models_and_problems_it_cannot_represent_are_refused(tmp_path, monkeypat
     ctranslate2_export.check_problem(Constrained(), SearchParams(tree_constraint=False), None)
     monkeypatch.setitem(__import__("sys").modules, "ctranslate2", None)  # as if not installed
     with pytest.raises(T2TError, match=r"needs the ctranslate2 package.*\.\[ctranslate2\]"):
-        ctranslate2_export.export_ctranslate2(model_dir, str(tmp_path / "ct2"))
+        ctranslate2_export.export_ctranslate2(ModelDir.open(model_dir), str(tmp_path / "ct2"))
     assert not os.path.exists(tmp_path / "ct2")  # nothing written by any refusal
 
 
@@ -161,10 +162,10 @@ def test_t2t_decoder_max_length_rule(tmp_path):
     length); without it CTranslate2 runs to its one max_decoding_length."""
     model_dir = make_model_dir(str(tmp_path / "model"), steps=(0,),
                                hparams_overrides=SHAPES["post-norm, tied"])
-    path = ctranslate2_export.export_ctranslate2(model_dir, str(tmp_path / "ct2"))
+    path = ctranslate2_export.export_ctranslate2(ModelDir.open(model_dir), str(tmp_path / "ct2"))
     lines = number_sentences(13)[1:]
     params = SearchParams(beam_size=1, extra_length=3)
-    model, vocab, _, _ = model_dir_lib.load_model(model_dir)
+    model, vocab = load_model(model_dir)
     expected = decode_lines(Translator(Search(model, params), vocab), lines)
     client = CT2Translator(path, compute_type="float32", beam_size=1)
     assert client.translate(lines, extra_length=3) == expected
@@ -186,7 +187,7 @@ def test_t2t_decoder_max_length_rule(tmp_path):
 
     # Sampling maps to CTranslate2's sampling arguments; with top_k=1 both are greedy.
     params = SearchParams(sampling_temperature=0.7, top_k=1, extra_length=3)
-    options = ctranslate2_export.translate_options(params, model_dir_lib.read_hparams(model_dir))
+    options = ctranslate2_export.translate_options(params, ModelDir.open(model_dir).hparams)
     assert (options["beam_size"], options["sampling_temperature"], options["sampling_topk"]) == (
         1, 0.7, 1)
     greedy = decode_lines(Translator(Search(model, SearchParams(beam_size=1, extra_length=3)),
@@ -229,9 +230,9 @@ def test_extra_length_sources_that_meet_their_cap_are_translated_again(tmp_path,
     result); the outputs are t2t-decoder's."""
     model_dir = make_model_dir(str(tmp_path / "model"), steps=(0,),
                                hparams_overrides=SHAPES["post-norm, tied"])
-    path = ctranslate2_export.export_ctranslate2(model_dir, str(tmp_path / "ct2"))
+    path = ctranslate2_export.export_ctranslate2(ModelDir.open(model_dir), str(tmp_path / "ct2"))
     lines = number_sentences(13)[1:]
-    model, vocab, _, _ = model_dir_lib.load_model(model_dir)
+    model, vocab = load_model(model_dir)
     params = SearchParams(beam_size=beam_size, extra_length=12, alpha=0.0)
     expected = decode_lines(Translator(Search(model, params), vocab), lines)
     client = CT2Translator(path, compute_type="float32", beam_size=beam_size)
@@ -293,7 +294,7 @@ def trained(numbers_model, ctranslate2_export):
 
 def t2t_decoder_outputs(model_dir, lines, params):
     """t2t-decoder's (best translation, its score) for each line (score None when blank)."""
-    model, vocab, _, _ = model_dir_lib.load_model(model_dir)
+    model, vocab = load_model(model_dir)
     options = DecodeOptions(batch_size=64, write_beam_scores=True)
     rows = [row.rsplit("\t", 1) for row in decode_lines(Translator(Search(model, params), vocab),
                                                          lines, options)]
@@ -339,7 +340,7 @@ def test_ctranslate2_translates_as_t2t_decoder(trained, decode):
     params = SearchParams.for_problem(registry.problem("translate_ende_numbers")).parse(decode)
     expected = t2t_decoder_outputs(model_dir, sources + [""], params)
     assert expected[-1] == ("", None)  # a blank line is not decoded
-    options = ctranslate2_export.translate_options(params, model_dir_lib.read_hparams(model_dir))
+    options = ctranslate2_export.translate_options(params, ModelDir.open(model_dir).hparams)
     got = ctranslate2_outputs(path, sources, options)
     same = [(e, g) for e, g in zip(expected, got) if e[0] == g[0]]
     differing = [(s, e, g) for s, e, g in zip(sources, expected, got) if e[0] != g[0]]

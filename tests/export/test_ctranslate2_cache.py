@@ -19,6 +19,7 @@ pytest.importorskip("ctranslate2", reason="the ctranslate2 extra is not installe
 from t2t_lite.errors import T2TError  # noqa: E402
 from t2t_lite.export import ctranslate2_cache, ctranslate2_export  # noqa: E402
 from t2t_lite.export.ctranslate2_client import CT2Translator, read_export_info  # noqa: E402
+from t2t_lite.model_dir import ModelDir  # noqa: E402
 
 from model_dirs import make_model_dir  # noqa: E402
 
@@ -26,6 +27,11 @@ from model_dirs import make_model_dir  # noqa: E402
 @pytest.fixture
 def model_path(tmp_path):
     return make_model_dir(str(tmp_path / "model"), steps=(1, 3))
+
+
+def convert(path: str, **kwargs):
+    """`cached_conversion` of the model directory `path`, opened (as t2t-server loads it)."""
+    return ctranslate2_cache.cached_conversion(ModelDir.open(path), **kwargs)
 
 
 @pytest.fixture
@@ -43,7 +49,7 @@ def conversions(monkeypatch):
 
 
 def test_converted_once_then_reused(model_path, conversions):
-    path, used = ctranslate2_cache.cached_conversion(model_path)
+    path, used = convert(model_path)
     assert used == [os.path.join(model_path, "ckpt-3")]
     assert os.path.dirname(path) == os.path.join(model_path, "ctranslate2_cache")
     assert os.path.basename(path).startswith("ckpt-3-avg1-float32-")
@@ -51,18 +57,16 @@ def test_converted_once_then_reused(model_path, conversions):
     assert read_export_info(path)["checkpoints"] == used
     model_bin = os.path.join(path, "model.bin")
     mtime = os.stat(model_bin).st_mtime_ns
-    again, _ = ctranslate2_cache.cached_conversion(model_path)
+    again, _ = convert(model_path)
     assert again == path and len(conversions) == 1 and os.stat(model_bin).st_mtime_ns == mtime
     assert os.listdir(os.path.dirname(path)) == [os.path.basename(path)]  # no temporary left
 
 
 def test_a_changed_key_converts_again(model_path, conversions):
-    first, _ = ctranslate2_cache.cached_conversion(model_path)
-    older, used = ctranslate2_cache.cached_conversion(
-        model_path, checkpoint_path=os.path.join(model_path, "ckpt-1"))
-    averaged, averaged_used = ctranslate2_cache.cached_conversion(model_path,
-                                                                  checkpoint_average=2)
-    int8, _ = ctranslate2_cache.cached_conversion(model_path, quantization="int8")
+    first, _ = convert(model_path)
+    older, used = convert(model_path, checkpoint_path=os.path.join(model_path, "ckpt-1"))
+    averaged, averaged_used = convert(model_path, checkpoint_average=2)
+    int8, _ = convert(model_path, quantization="int8")
     assert used == [os.path.join(model_path, "ckpt-1")]
     assert averaged_used == [os.path.join(model_path, f"ckpt-{s}") for s in (1, 3)]
     assert read_export_info(averaged)["checkpoints"] == averaged_used
@@ -74,7 +78,7 @@ def test_a_changed_key_converts_again(model_path, conversions):
     data = [f for f in os.listdir(model_path) if f.startswith("ckpt-3.data-")][0]
     stat = os.stat(os.path.join(model_path, data))
     os.utime(os.path.join(model_path, data), ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
-    rewritten, _ = ctranslate2_cache.cached_conversion(model_path)
+    rewritten, _ = convert(model_path)
     assert rewritten != first and len(conversions) == 5
     assert os.path.isdir(first)  # used within IN_USE_S: another process may be loading it
 
@@ -86,22 +90,22 @@ def test_a_read_only_model_directory_uses_the_user_cache(model_path, tmp_path, m
     monkeypatch.setattr(os, "access", lambda path, mode: False if os.path.abspath(path) ==
                         os.path.abspath(model_path) else real_access(path, mode))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    path, _ = ctranslate2_cache.cached_conversion(model_path)
+    path, _ = convert(model_path)
     own = f"model-{hashlib.sha256(os.path.abspath(model_path).encode()).hexdigest()[:12]}"
     assert os.path.dirname(path) == str(tmp_path / "xdg" / "t2t-lite" / "ctranslate2" / own)
     assert not os.path.exists(os.path.join(model_path, "ctranslate2_cache"))
-    assert ctranslate2_cache.cached_conversion(model_path)[0] == path and len(conversions) == 1
+    assert convert(model_path)[0] == path and len(conversions) == 1
 
     # No XDG_CACHE_HOME: ~/.cache. The key holds the model's path there: another
     # copy of the same directory gets its own entry.
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    home, _ = ctranslate2_cache.cached_conversion(model_path)
+    home, _ = convert(model_path)
     assert os.path.dirname(home) == str(tmp_path / "home" / ".cache" / "t2t-lite" / "ctranslate2"
                                         / own)
     assert os.path.basename(home) == os.path.basename(path)
     beside_key = ctranslate2_cache.conversion_key(
-        model_path, [os.path.join(model_path, "ckpt-3")], 1, "float32")
+        ModelDir.open(model_path), [os.path.join(model_path, "ckpt-3")], 1, "float32")
     assert beside_key != os.path.basename(path)
 
 
@@ -113,27 +117,25 @@ def test_a_failed_conversion_leaves_nothing(model_path, monkeypatch):
 
     monkeypatch.setattr(ctranslate2_export, "export_ctranslate2", fails)
     with pytest.raises(T2TError, match="disk full"):
-        ctranslate2_cache.cached_conversion(model_path)
+        convert(model_path)
     assert os.listdir(os.path.join(model_path, "ctranslate2_cache")) == []
     monkeypatch.undo()
-    path, _ = ctranslate2_cache.cached_conversion(model_path)
+    path, _ = convert(model_path)
     assert os.path.getsize(os.path.join(path, "model.bin")) > 1000
 
 
 def test_bad_input_is_one_line(model_path, tmp_path):
     with pytest.raises(T2TError, match=r"^Unknown --quantization 'int4'; choose from float32"):
-        ctranslate2_cache.cached_conversion(model_path, quantization="int4")
+        convert(model_path, quantization="int4")
     with pytest.raises(T2TError, match="does not exist"):
-        ctranslate2_cache.cached_conversion(str(tmp_path / "nothing"))
+        convert(str(tmp_path / "nothing"))
     with pytest.raises(T2TError, match="--checkpoint_average must be >= 1"):
-        ctranslate2_cache.cached_conversion(model_path, checkpoint_average=0)
+        convert(model_path, checkpoint_average=0)
     assert not os.path.exists(os.path.join(model_path, "ctranslate2_cache"))
 
 
 def test_a_constrained_search_is_refused_even_when_cached(model_path, monkeypatch):
-    from t2t_lite import model_dir as model_dir_lib
-
-    path, _ = ctranslate2_cache.cached_conversion(model_path, tree_constraint=False)
+    path, _ = convert(model_path, tree_constraint=False)
 
     class Constrained:
         name = "parsing_like"
@@ -141,10 +143,10 @@ def test_a_constrained_search_is_refused_even_when_cached(model_path, monkeypatc
         def search_constraint(self, vocab):
             return object()
 
-    monkeypatch.setattr(model_dir_lib, "problem_of", lambda model_dir: Constrained())
+    monkeypatch.setattr(ModelDir, "problem", lambda model_dir: Constrained())
     with pytest.raises(T2TError, match="parsing_like constrains its search"):
-        ctranslate2_cache.cached_conversion(model_path)
-    assert ctranslate2_cache.cached_conversion(model_path, tree_constraint=False)[0] == path
+        convert(model_path)
+    assert convert(model_path, tree_constraint=False)[0] == path
 
 
 # -- The bound: a watching server's switches ------------------------------------------
@@ -166,8 +168,8 @@ def watched(five_steps, tmp_path):
 
 def switch(model_dir, step, **kwargs):
     """What a watching server's load of checkpoint `step` asks of the cache."""
-    return ctranslate2_cache.cached_conversion(
-        model_dir, checkpoint_path=os.path.join(model_dir, f"ckpt-{step}"), **kwargs)[0]
+    return convert(model_dir, checkpoint_path=os.path.join(model_dir, f"ckpt-{step}"),
+                   **kwargs)[0]
 
 
 def age(root, seconds=120):

@@ -223,8 +223,8 @@ def test_teacher_forced_log_probs_are_t2t_lite_and_t2t(ctranslate2, imported, ex
     """CTranslate2's score_batch on t2t's 50 reference pairs (t2t's own ids): every
     target token's log probability within 1e-4 of the imported Keras model's, and of
     t2t's; the unknown token's extra row changes none of them."""
-    from t2t_lite import model_dir as model_dir_lib
-    model, _, _, _ = model_dir_lib.load_model(imported)
+    from t2t_lite.model_dir import ModelDir
+    model, _ = ModelDir.open(imported).load_model()
     expected = np.load(EXPECTED / "t2t.logprobs.npz")
     tokens = t2t_ctranslate2_tokens(T2TSubwordText.from_file(str(VOCAB)).subtokens)
     sources = [[int(i) for i in expected[f"src_{n}"]] for n in range(50)]
@@ -263,11 +263,11 @@ def test_greedy_translations_are_t2t_decoders(ctranslate2, imported, exported, t
     on at most 2: tests/t2t_import). A line where CTranslate2 and t2t-decoder differ
     would have to be a tie: CTranslate2's output also a greedy path of the Keras model
     to 1e-4 (none differs today)."""
-    from t2t_lite import model_dir as model_dir_lib
     from t2t_lite.bin import t2t_decoder
     from t2t_lite.decode.decoding import one_line
     from t2t_lite.decode.search import SearchParams
     from t2t_lite.export.ctranslate2_client import CT2Translator
+    from t2t_lite.model_dir import ModelDir
 
     source_file = EXPECTED / "input.en"
     out = tmp_path / "greedy.de"
@@ -276,7 +276,8 @@ def test_greedy_translations_are_t2t_decoders(ctranslate2, imported, exported, t
     expected = read_lines(out)
     lines = read_lines(source_file)
     assert len(lines) == len(expected) == 212
-    params = SearchParams.for_problem(model_dir_lib.problem_of(imported)).parse("beam_size=1")
+    directory = ModelDir.open(imported)
+    params = SearchParams.for_problem(directory.problem()).parse("beam_size=1")
     assert params.extra_length == 100  # t2t-decoder's default cap: source length + 100
 
     client = CT2Translator(exported, compute_type="float32")
@@ -284,7 +285,7 @@ def test_greedy_translations_are_t2t_decoders(ctranslate2, imported, exported, t
     got = client.translate(lines, extra_length=params.extra_length)
     differing = [i for i in range(212) if one_line(got[i]) != expected[i]]
     if differing:  # each must be a tie of the greedy choice, not a different model
-        model, _, _, _ = model_dir_lib.load_model(imported)
+        model, _ = directory.load_model()
         sources = client.tokenize([lines[i] for i in differing])
         hypotheses = client.translate_pieces(sources, extra_length=params.extra_length)
         for i, source, hypothesis in zip(differing, sources, hypotheses):

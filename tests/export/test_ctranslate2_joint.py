@@ -21,6 +21,7 @@ ctranslate2 = pytest.importorskip(
 from t2t_lite.data.layout import EOS_ID  # noqa: E402
 from t2t_lite.export import ctranslate2_export  # noqa: E402
 from t2t_lite.export.ctranslate2_client import CT2Translator, joint_hypotheses  # noqa: E402
+from t2t_lite.model_dir import ModelDir  # noqa: E402
 from t2t_lite.serve.ctranslate2_engine import CT2Engine  # noqa: E402
 
 from model_dirs import make_model_dir, number_sentences  # noqa: E402
@@ -59,7 +60,7 @@ def model_dir(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def ct2_path(model_dir, tmp_path_factory) -> str:
-    return ctranslate2_export.export_ctranslate2(model_dir,
+    return ctranslate2_export.export_ctranslate2(ModelDir.open(model_dir),
                                                  str(tmp_path_factory.mktemp("joint_ct2")))
 
 
@@ -152,8 +153,9 @@ def test_a_servers_answer_does_not_depend_on_its_batch_mates(model_dir):
     """t2t-server's CTranslate2 engine at alpha=0 (beam 4, every beam and score
     written): each sentence translated alone and in one batch with the others and
     LONG gets the same beams."""
-    engine = CT2Engine.load(model_dir, f"beam_size=4,alpha=0,extra_length={EXTRA},"
-                                       "return_beams=true,write_beam_scores=true")
+    engine = CT2Engine.load(ModelDir.open(model_dir),
+                            f"beam_size=4,alpha=0,extra_length={EXTRA},"
+                            "return_beams=true,write_beam_scores=true")
     alone = [engine.translate([source])[0] for source in SOURCES]
     together = engine.translate(SOURCES + [LONG])[:-1]
     assert [t.hypotheses for t in together] == [t.hypotheses for t in alone]

@@ -18,10 +18,10 @@ import pytest
 from t2t_lite.bin import t2t_decoder, t2t_exporter
 from t2t_lite.decode.search import Search, SearchParams
 from t2t_lite.decode.translator import Translator
-from t2t_lite.model_dir import load_model
 from t2t_lite import model_dir as model_dir_lib
 
 from conftest import EXPORT_DECODE
+from model_dirs import load_model
 
 DECODE = EXPORT_DECODE
 LONG = " ".join(["seven hundred"] * 300)  # ~600 subwords, beyond max_length (256)
@@ -80,7 +80,7 @@ def exported(saved_model_export):
 
 @pytest.fixture(scope="module")
 def translator(model_dir):
-    model, vocab, _, _ = load_model(model_dir)
+    model, vocab = load_model(model_dir)
     return Translator(Search(model, SearchParams().parse(DECODE)), vocab)
 
 
@@ -154,7 +154,7 @@ def test_saved_model_cli_show_and_run(exported, translator, tmp_path):
 
 def test_layout_provenance_and_versions(saved_model_export_copy, model_dir, capsys):
     export_dir, path = saved_model_export_copy
-    vocab = model_dir_lib.vocab_path(model_dir)
+    vocab = model_dir_lib.ModelDir.open(model_dir).vocab_path
     with open(vocab, "rb") as f, open(os.path.join(path, "assets", os.path.basename(vocab)),
                                       "rb") as g:
         assert f.read() == g.read()
@@ -188,7 +188,7 @@ def test_user_errors_are_one_line(model_dir, tmp_path, capfd, case, message):
         source = str(tmp_path / "nothing")
     elif case == "no_checkpoint":
         source = str(tmp_path / "empty_model")
-        model_dir_lib.copy_metadata(model_dir, source)
+        model_dir_lib.ModelDir.open(model_dir).copy_metadata(source)
     else:
         (tmp_path / "a_file").write_text("")
         export_dir = str(tmp_path / "a_file" / "exports")

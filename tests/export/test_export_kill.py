@@ -30,7 +30,7 @@ from paths import REPO_ROOT
 
 DECODE = "--decode_hparams=beam_size=1,extra_length=4"
 SAVED_MODEL_WRITTEN = 4  # os.mkdir of assets.extra: the SavedModel is complete
-BEFORE_RENAME = 10       # os.rename into the version: everything else is written
+BEFORE_RENAME = 8        # os.rename into the version: everything else is written
 GUARD_SECONDS = 600      # only against a hang: the test waits on events, never on time
 
 

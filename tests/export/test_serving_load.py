@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from t2t_lite.export.exporter import export
+from t2t_lite.model_dir import ModelDir
 
 from model_dirs import make_model_dir
 from paths import REPO_ROOT, bench_module
@@ -30,7 +31,7 @@ serving_load = bench_module("serving_load")
 def version(tmp_path_factory):
     """The version path of an export of a small random-weight model."""
     model_dir = make_model_dir(str(tmp_path_factory.mktemp("m") / "model"), steps=(1,))
-    return export(model_dir, str(tmp_path_factory.mktemp("e") / "ende"), DECODE)
+    return export(ModelDir.open(model_dir), str(tmp_path_factory.mktemp("e") / "ende"), DECODE)
 
 
 def test_eight_threads_each_get_their_own_translations(version, tmp_path):

@@ -213,8 +213,10 @@ def test_train_and_decode_end_to_end_prints_evalb(small_data, tmp_path, capfd):
     # leave the model far from writing them by itself).
     from t2t_lite.decode.search import SearchParams, search_for_problem
     from t2t_lite.decode.translator import Translator
-    from t2t_lite.model_dir import load_model
-    trained, vocab, _, _ = load_model(str(model), None, 1, "float32")
+    from t2t_lite.model_dir import ModelDir
+    directory = ModelDir.open(str(model))
+    trained, _ = directory.load_model(None, 1, "float32")
+    vocab = directory.vocab()
     problem = registry.problem("parsing_wsj")
     params = SearchParams.for_problem(problem, beam_size=2)
     assert params.tree_constraint
@@ -227,7 +229,8 @@ def test_train_and_decode_end_to_end_prints_evalb(small_data, tmp_path, capfd):
     # The same constraint runs inside an exported SavedModel.
     import tensorflow as tf
     from t2t_lite.export.exporter import export
-    served = tf.saved_model.load(export(str(model), str(tmp_path / "export"), "beam_size=2"))
+    served = tf.saved_model.load(export(ModelDir.open(str(model)), str(tmp_path / "export"),
+                                        "beam_size=2"))
     outputs = served.signatures["serving_default"](inputs=tf.constant(words[:2]))["outputs"]
     for line, target in zip(words, outputs.numpy()):
         _assert_well_formed_tree(line, target.decode("utf-8"))

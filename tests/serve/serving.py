@@ -19,6 +19,7 @@ import pytest
 
 from model_dirs import make_model_dir
 from t2t_lite.decode import decoding
+from t2t_lite.model_dir import ModelDir
 from t2t_lite.serve.app import ServerState
 from t2t_lite.serve.config import ServerConfig
 from t2t_lite.serve.engine import TFEngine
@@ -39,7 +40,7 @@ def model_path(tmp_path_factory) -> str:
 @pytest.fixture(scope="module")
 def engine(model_path) -> TFEngine:
     """The engine t2t-server makes of `model_path` with --decode_hparams=DECODE."""
-    return TFEngine.load(model_path, DECODE)
+    return TFEngine.load(ModelDir.open(model_path), DECODE)
 
 
 def decoder_lines(engine: TFEngine, lines: List[str]) -> List[str]:

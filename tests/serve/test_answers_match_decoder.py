@@ -58,18 +58,19 @@ def test_a_servers_answer_is_the_decoders_line_whatever_its_batch_mates(numbers_
     --engine=ctranslate2 makes it): every best translation (the decoder's line) the
     same, and every beam found in both scored within README_SCORE_BOUND."""
     from t2t_lite.serve.ctranslate2_engine import CT2Engine
+    from t2t_lite.model_dir import ModelDir
     from t2t_lite.serve.engine import TFEngine
 
     model_dir, sources = numbers_model.path, numbers_test_sources()
     decode = DECODE + ",return_beams=true,write_beam_scores=true"
     if engine_name == "tensorflow":
-        engine = TFEngine.load(model_dir, decode)
+        engine = TFEngine.load(ModelDir.open(model_dir), decode)
         batches = decoder_batches(engine, sources, engine.options.batch_size)
         decoder = in_batches(engine, sources, batches)
         assert [t.line for t in decoder] == decode_lines(
             engine.translator, sources, engine.options, postprocess=engine.problem.postprocess)
     else:  # converted into the copy's cache, not the shared model directory
-        engine = CT2Engine.load(numbers_model_copy, decode)
+        engine = CT2Engine.load(ModelDir.open(numbers_model_copy), decode)
         decoder = engine.translate(sources)
     order = list(range(len(sources)))
     np.random.default_rng(0).shuffle(order)

@@ -21,6 +21,7 @@ from serving import (MODEL_NAME, RunningServer, decoder_lines, http,  # noqa: E4
 from model_dirs import number_sentences  # noqa: E402
 from t2t_lite.bin import t2t_decoder, t2t_server  # noqa: E402
 from t2t_lite.decode.search import SearchParams  # noqa: E402
+from t2t_lite.model_dir import ModelDir  # noqa: E402
 from t2t_lite.registry import hparams as registered_hparams  # noqa: E402
 from t2t_lite.serve.config import ServerConfig  # noqa: E402
 from t2t_lite.serve.ctranslate2_engine import CT2Engine, mapped_options  # noqa: E402
@@ -42,7 +43,7 @@ BEAM = ("beam_size={} -> CTranslate2's beam search (EOS only among the beam_size
 
 @pytest.fixture(scope="module")
 def ct2_engine(model_path) -> CT2Engine:
-    return CT2Engine.load(model_path, DECODE + WRITE, workers=2)
+    return CT2Engine.load(ModelDir.open(model_path), DECODE + WRITE, workers=2)
 
 
 def direct(path: str, lines, **options):
@@ -96,8 +97,8 @@ def direct_pieces(engine, text):
 def test_extra_length_caps_each_output_at_its_source_length(model_path, ct2_engine):
     """CTranslate2 takes one max_decoding_length per call: the lines of each cap (source
     pieces + EOS + extra_length) are translated together, as one batch."""
-    capped = CT2Engine.load(model_path, "beam_size=2,alpha=0.6,length_penalty=fairseq,"
-                                        "extra_length=2")
+    capped = CT2Engine.load(ModelDir.open(model_path),
+                            "beam_size=2,alpha=0.6,length_penalty=fairseq,extra_length=2")
     lines = LINES[:8]
     by_cap = {}
     for line in lines:
@@ -115,8 +116,9 @@ def test_extra_length_caps_each_output_at_its_source_length(model_path, ct2_engi
 
 def test_greedy_agrees_with_t2t_decoder(model_path):
     decode = "beam_size=1,extra_length=12"
-    tf_lines = decoder_lines(TFEngine.load(model_path, decode), LINES)
-    assert [r.line for r in CT2Engine.load(model_path, decode).translate(LINES)] == tf_lines
+    tf_lines = decoder_lines(TFEngine.load(ModelDir.open(model_path), decode), LINES)
+    ct2_engine = CT2Engine.load(ModelDir.open(model_path), decode)
+    assert [r.line for r in ct2_engine.translate(LINES)] == tf_lines
 
 
 def test_decoder_program(model_path, ct2_engine, expected, tmp_path, capfd, monkeypatch):

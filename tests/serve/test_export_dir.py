@@ -22,6 +22,7 @@ from serving import (DECODE, MODEL_NAME, RunningServer, http, metric,
 from model_dirs import number_sentences
 from t2t_lite.bin import t2t_server
 from t2t_lite.export.exporter import export
+from t2t_lite.model_dir import ModelDir
 from t2t_lite.serve.config import ServerConfig
 from t2t_lite.serve.saved_model_engine import SavedModelEngine
 from t2t_lite.serve.watch import Watcher, export_source
@@ -36,7 +37,8 @@ LINES = number_sentences(12)[1:] + ["", "zwölf Äpfel"]
 def export_dir(model_path, tmp_path_factory) -> str:
     path = str(tmp_path_factory.mktemp("exports") / "ende")
     for step in (3, 1):
-        export(model_path, path, DECODE, checkpoint_path=os.path.join(model_path, f"ckpt-{step}"))
+        export(ModelDir.open(model_path), path, DECODE,
+               checkpoint_path=os.path.join(model_path, f"ckpt-{step}"))
     os.makedirs(os.path.join(path, "9", "variables"))  # not a version: no saved_model.pb
     return path
 
@@ -134,7 +136,7 @@ def test_the_program_loads_the_newest_version(export_dir, tmp_path):
     for version, copy in (("1", "2"), ("2", "10")):  # 10 > 2, numerically
         shutil.copytree(os.path.join(export_dir, version), tmp_path / copy)
     args = t2t_server.parse_args([f"--export_dir={tmp_path}", "--watch"])
-    engine = t2t_server._loader(args, workers=1)()  # pylint: disable=protected-access
+    engine = t2t_server._loader(args, workers=1, opened=None)()  # pylint: disable=protected-access
     assert (engine.version, engine.path) == (10, os.path.join(tmp_path, "10"))
 
 

@@ -27,6 +27,7 @@ from serving import (BLOCK, DECODE, MODEL_NAME, RunningServer, ScriptedEngine, d
                      engine, model_path)  # noqa: F401 (fixtures used by name)
 from model_dirs import number_sentences
 from t2t_lite import atomic
+from t2t_lite.model_dir import ModelDir
 from t2t_lite.serve.config import ServerConfig
 from t2t_lite.serve.engine import TFEngine
 from t2t_lite.serve.watch import Candidate, Watcher, checkpoint_source
@@ -92,7 +93,7 @@ class CountedSource:
 @pytest.fixture(scope="module")
 def server(watched):
     def load():
-        return ScriptedEngine(TFEngine.load(watched, DECODE))
+        return ScriptedEngine(TFEngine.load(ModelDir.open(watched), DECODE))
     source = CountedSource(checkpoint_source(watched))
     running = RunningServer(load(), CONFIG, Watcher(source, load, MODEL_NAME, POLL_S)).start()
     running.source = source
@@ -106,8 +107,9 @@ def expected(model_path, engine):
     """{version: {line: (t2t-decoder's line, score)}} for ckpt-1 and ckpt-3."""
     lines = LINES + [BLOCK]
     by_version = {}
-    for version, translating in ((1, TFEngine.load(model_path, DECODE, checkpoint_path=os.path.join(
-            model_path, "ckpt-1"))), (3, engine)):
+    first = TFEngine.load(ModelDir.open(model_path), DECODE,
+                          checkpoint_path=os.path.join(model_path, "ckpt-1"))
+    for version, translating in ((1, first), (3, engine)):
         assert translating.version == version
         scores = [r.scores[0] for r in translating.translate(lines)]
         by_version[version] = dict(zip(lines, zip(decoder_lines(translating, lines), scores)))

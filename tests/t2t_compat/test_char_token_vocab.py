@@ -145,7 +145,7 @@ def test_a_char_or_token_problem_runs_datagen_trainer_decoder_exporter(
                              f"--data_dir={data}", "--hparams_set=transformer_toy",
                              f"--output_dir={model}", "--train_steps=2",
                              "--eval_bleu_sentences=0"]) == 0
-    vocab = model_dir_lib.load_vocab(str(model))
+    vocab = model_dir_lib.ModelDir.open(str(model)).vocab()
     assert type(vocab) is (T2TByteVocab if problem == "copy_bytes" else T2TTokenVocab)
     assert json.loads((model / "problem.json").read_text())["vocab_size"] == vocab.vocab_size
     assert vocab.encode_texts([lines[-1]]) == [ids(lines[-1])]

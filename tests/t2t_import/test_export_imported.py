@@ -11,6 +11,7 @@ import textwrap
 import numpy as np
 
 from t2t_lite.export.exporter import export
+from t2t_lite.model_dir import ModelDir
 
 from conftest import T2T_MODEL_A
 
@@ -43,7 +44,7 @@ def test_saved_model_translates_as_t2t(t2t_imported, tmp_path):
     """With the imported model's defaults (t2t-decoder's: beam 4, alpha 0.6,
     extra_length 100) the SavedModel returns t2t's beam-4 outputs of all 212 lines, its
     scores within 1e-4 (1e-6 relative for the cut-off lines' summed log-probabilities)."""
-    version = export(t2t_imported, str(tmp_path / "exports"))
+    version = export(ModelDir.open(t2t_imported), str(tmp_path / "exports"))
     lines = read("input.en")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     result = subprocess.run([sys.executable, "-c", CLIENT, version], input=json.dumps(lines),

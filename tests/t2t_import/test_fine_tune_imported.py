@@ -53,8 +53,8 @@ def test_datagen_and_trainer_take_the_imported_vocabulary_and_weights(
     captured = capfd.readouterr()
     assert code == 0, captured.err
     assert f"Weights from {t2t_imported}/ckpt-1500" in captured.out
-    imported_model = model_dir_lib.load_model(t2t_imported)[0]
-    tuned_model, _, _, _, used = model_dir_lib.load_model_and_checkpoints(tuned)
+    imported_model = model_dir_lib.ModelDir.open(t2t_imported).load_model()[0]
+    tuned_model, used = model_dir_lib.ModelDir.open(tuned).load_model()
     assert used == [os.path.join(tuned, "ckpt-2")]
     assert len(tuned_model.weights) == len(imported_model.weights) > 50
     for got, expected in zip(tuned_model.weights, imported_model.weights):

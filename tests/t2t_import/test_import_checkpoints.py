@@ -47,9 +47,11 @@ def test_the_last_checkpoints_are_imported_and_averaged(tmp_path, capfd):
     averaged = str(tmp_path / "avg")
     assert t2t_avg_checkpoints.main([f"--output_dir={imported}", "--num_last_checkpoints=2",
                                      f"--avg_dir={averaged}"]) == 0
-    assert model_dir_lib.is_imported(averaged)  # the provenance travels with the average
-    model = model_dir_lib.load_model(averaged)[0]
-    full = model_dir_lib.load_model(imported, os.path.join(imported, "ckpt-1500"))[0]
+    average = model_dir_lib.ModelDir.open(averaged)
+    assert average.is_imported  # the provenance travels with the average
+    model = average.load_model()[0]
+    full = model_dir_lib.ModelDir.open(imported).load_model(
+        os.path.join(imported, "ckpt-1500"))[0]
     assert len(model.weights) == len(full.weights) > 50
     for got, weight in zip(model.weights, full.weights):
         np.testing.assert_allclose(got.numpy(), 0.75 * weight.numpy(), rtol=1e-6, atol=1e-7,

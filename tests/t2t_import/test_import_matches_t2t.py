@@ -80,12 +80,13 @@ def test_the_model_directory_records_its_source(t2t_imported, imported_tf2_names
     assert info["hparams_set"] == "transformer_tiny"
     with open(os.path.join(t2t_imported, model_dir_lib.IMPORT_FILE)) as f:
         assert json.load(f)["variable_names"] == "tf1"
-    hparams = model_dir_lib.read_hparams(t2t_imported)
+    directory = model_dir_lib.ModelDir.open(t2t_imported)
+    hparams = directory.hparams
     assert (hparams.hidden_size, hparams.filter_size, hparams.num_heads,
             hparams.num_hidden_layers) == (128, 512, 4, 2)
     assert hparams.norm_placement == "pre" and hparams.timing_signal == "tensor2tensor"
     assert hparams.use_target_space_embedding and hparams.target_space_id == 0
-    assert model_dir_lib.read_problem(t2t_imported) == {
+    assert directory.info == {
         "problem": "translate_ende_multi30k",
         "vocab_file": "vocab.translate_ende_multi30k.8192.subwords", "vocab_size": 8079}
 
@@ -95,7 +96,7 @@ def test_teacher_forced_log_probabilities_match_t2t(reference):
     on t2t's own ids (source and target with EOS), within 2e-5 of t2t's (at most 9.1e-6
     measured, README)."""
     model_dir, expected_dir = reference
-    model, _, _, _ = model_dir_lib.load_model(model_dir)
+    model, _ = model_dir_lib.ModelDir.open(model_dir).load_model()
     expected = np.load(expected_dir / "t2t.logprobs.npz")
     pairs = len(read("pairs.tsv", expected_dir))
     assert pairs >= 20 and len(expected.files) == 3 * pairs
@@ -117,9 +118,11 @@ def test_score_file_sums_match_t2t(reference, tmp_path):
     model_dir, expected_dir = reference
     expected = np.load(expected_dir / "t2t.logprobs.npz")
     sums = [float(expected[f"logp_{i}"].sum()) for i in range(len(expected.files) // 3)]
-    model, vocab, _, _ = model_dir_lib.load_model(model_dir)
+    directory = model_dir_lib.ModelDir.open(model_dir)
+    model, _ = directory.load_model()
+    vocab = directory.vocab()
     pairs = [line.split("\t") for line in read("pairs.tsv", expected_dir)]
-    params = SearchParams.for_problem(model_dir_lib.problem_of(model_dir))
+    params = SearchParams.for_problem(directory.problem())
     scores = score_pairs([model], vocab, [s for s, _ in pairs], [t for _, t in pairs],
                          params.max_input_length)
     np.testing.assert_allclose(scores, sums, atol=3e-5, rtol=0)
@@ -134,8 +137,10 @@ def decode_like_t2t(model_dir, lines, beam_size):
     """(texts, ids, scores) of the imported model on `lines` with the imported problem's
     decoding defaults (t2t-decoder's: alpha 0.6, extra_length 100, t2t's scores) and
     `beam_size`, through the Translator, with the search and translator used."""
-    model, vocab, _, _ = model_dir_lib.load_model(model_dir)
-    params = SearchParams.for_problem(model_dir_lib.problem_of(model_dir), beam_size=beam_size)
+    directory = model_dir_lib.ModelDir.open(model_dir)
+    model, _ = directory.load_model()
+    vocab = directory.vocab()
+    params = SearchParams.for_problem(directory.problem(), beam_size=beam_size)
     assert (params.alpha, params.extra_length, params.t2t_scores) == (0.6, 100, True)
     translator = Translator(Search(model, params), vocab)
     texts, scores, ids = translator.nbest(translator.encode(lines))

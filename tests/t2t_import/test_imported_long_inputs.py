@@ -24,8 +24,9 @@ from conftest import T2T_MODEL_A
 @pytest.fixture(scope="module")
 def imported(t2t_imported):
     """(model, vocab, the imported model's default SearchParams) of model a."""
-    model, vocab, _, _ = model_dir_lib.load_model(t2t_imported)
-    return model, vocab, SearchParams.for_problem(model_dir_lib.problem_of(t2t_imported))
+    directory = model_dir_lib.ModelDir.open(t2t_imported)
+    model, _ = directory.load_model()
+    return model, directory.vocab(), SearchParams.for_problem(directory.problem())
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +66,7 @@ def test_a_long_input_is_decoded_whole(imported, long_line, greedy):
 
 def test_the_saved_model_takes_a_long_input_whole(t2t_imported, long_line, greedy):
     """t2t-exporter's graph (called here without saving it), as t2t's exporter."""
-    source = load_source(t2t_imported, DECODE)
+    source = load_source(model_dir_lib.ModelDir.open(t2t_imported), DECODE)
     module = TranslationModule(Search(source.model, source.params), source.vocab)
     served = module.signatures()["serving_default"](inputs=tf.constant([long_line]))
     assert served["outputs"].numpy()[0].decode("utf-8") == greedy[1]

@@ -155,17 +155,21 @@ def test_model_dir_is_self_describing_and_conflicts_are_errors(tmp_path):
     vocab.write_bytes(b"proto")
     out = str(tmp_path / "m")
     hp = tiny_hparams()
-    model_dir.prepare(out, hp, PROBLEM, str(vocab), 30)
-    assert model_dir.read_hparams(out) == hp
-    assert model_dir.read_problem(out) == {"problem": PROBLEM, "vocab_file": "v.model",
-                                           "vocab_size": 30}
-    model_dir.prepare(out, hp, PROBLEM, str(vocab), 30)  # same run: fine
+
+    def prepare(hparams, problem):  # as the trainer: the run the directory holds, if any
+        model_dir.prepare(out, hparams, problem, str(vocab), 30, model_dir.existing_run(out))
+
+    prepare(hp, PROBLEM)
+    written = model_dir.ModelDir.open(out)
+    assert written.hparams == hp
+    assert written.info == {"problem": PROBLEM, "vocab_file": "v.model", "vocab_size": 30}
+    prepare(hp, PROBLEM)  # same run: fine
     with pytest.raises(T2TError, match="was trained with other hparams.*'num_heads': \\(4, 2\\)"):
-        model_dir.prepare(out, hp.parse("num_heads=2"), PROBLEM, str(vocab), 30)
+        prepare(hp.parse("num_heads=2"), PROBLEM)
     with pytest.raises(T2TError, match="was trained on"):
-        model_dir.prepare(out, hp, "other_problem", str(vocab), 30)
+        prepare(hp, "other_problem")
     with pytest.raises(T2TError, match="not a t2t-lite model directory"):
-        model_dir.read_hparams(str(tmp_path))
+        model_dir.ModelDir.open(str(tmp_path))
 
 
 def test_mirrored_two_replicas_equal_one_device_on_the_same_global_batch(mirrored_strategy):

@@ -38,12 +38,12 @@ FLAGS = [f"--problem={NUMBERS}", "--hparams_set=transformer_tiny",
 # (moment, N, the newest checkpoint listed after the kill, the step of the best/ there
 # then: None if absent): see kill_trainer_at.py.
 CHAIN = [
-    ("best", 14, "ckpt-2", None),  # step 3's evaluation: best/'s weights written under its
+    ("best", 12, "ckpt-2", None),  # step 3's evaluation: best/'s weights written under its
                                    # temporary name, best.json not yet
     ("step", 2, "ckpt-2", 3),      # resumed at step 2: during step 4 (step 3 wrote best/)
     ("merge", 1, "ckpt-2", 3),     # step 4's checkpoint: tensors written, not merged
     ("list", 1, "ckpt-2", 3),      # step 4's checkpoint complete, not listed yet
-    ("best", 18, "ckpt-6", None),  # step 6's evaluation (after step 6's save, which deleted
+    ("best", 16, "ckpt-6", None),  # step 6's evaluation (after step 6's save, which deleted
                                    # ckpt-2) replacing best/: step 3's moved aside, step 6's
                                    # complete but not yet renamed in
     ("sweep", 1, "ckpt-8", 6),     # resumed at step 6, having renamed step 6's best/ in:
@@ -105,10 +105,10 @@ def test_killed_trainer_resumes_to_the_weights_and_files_of_an_uninterrupted_run
                 assert json.load(f)["step"] == best_step, moment
             assert checkpoints.list_checkpoints(best) == [
                 os.path.join(best, f"ckpt-{best_step}")]
-        if (moment, n) == ("best", 18):  # readers read step 3's best/, set aside
+        if (moment, n) == ("best", 16):  # readers read step 3's best/, set aside
             aside, = [name for name in os.listdir(killed) if name.startswith(".best.replaced-")]
             assert best_dir.read_best(killed) == {"bleu": 1.0, "step": 3}
-            assert model_dir.read_problem(best)["problem"] == NUMBERS
+            assert model_dir.ModelDir.open(best).problem_name == NUMBERS
             assert checkpoints.list_checkpoints(best) == [os.path.join(killed, aside, "ckpt-3")]
         if moment == "sweep":  # ckpt-4 is still listed, without its index: not offered
             assert not os.path.exists(os.path.join(killed, "ckpt-4.index"))

@@ -5,7 +5,8 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite.bin import t2t_attention
-from t2t_lite.model_dir import load_model
+
+from model_dirs import load_model
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +22,7 @@ def test_saved_weights_are_the_models_and_rows_are_distributions(model_dir, tmp_
                                "--target=dreihundertzwei", f"--npz={npz}", f"--png={png}",
                                "--kind=cross"]) == 0
     saved = np.load(npz)
-    model, vocab, _, _ = load_model(model_dir)
+    model, vocab = load_model(model_dir)
     source = vocab.encode(tf.constant(["three hundred and two"]))
     target = vocab.encode(tf.constant(["dreihundertzwei"]))
     direct = model.attention_weights(source.to_tensor(), target.to_tensor())
@@ -42,7 +43,7 @@ def test_saved_weights_are_the_models_and_rows_are_distributions(model_dir, tmp_
 
 
 def test_padding_keys_get_zero_weight(model_dir):
-    model, _, _, _ = load_model(model_dir)
+    model, _ = load_model(model_dir)
     inputs = tf.constant([[5, 6, 7, 1], [8, 1, 0, 0]])  # row 1 has two padding positions
     targets = tf.constant([[9, 1], [10, 1]])
     weights = model.attention_weights(inputs, targets)
