@@ -32,6 +32,7 @@ non-UTF-8 lines are each a one-line `T2TError` naming the file (and line).
 import dataclasses
 import os
 import random
+import re
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from t2t_lite.data.problem import Corpus, Pair, Problem, read_parallel_text
@@ -44,6 +45,8 @@ HELD_OUT_SEED = 1234
 HELD_OUT_FRACTION = 20      # 1/20 = 5% of the train pairs ...
 HELD_OUT_MAX = 1000         # ... at most this many
 DEFAULT_VOCAB_SIZE = 8000
+# Problem names become file names in the data and model directories.
+PROBLEM_NAME = re.compile(r"[a-z0-9_]+")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -220,6 +223,12 @@ def _bind(method: Callable, corpus: CorpusFiles, start: int) -> Callable[[], Ite
     return lambda: method(corpus, start)
 
 
+def default_problem_name(source_language: str, target_language: str) -> str:
+    """`translate_{source}{target}_files`, lower-cased, a '-' of a code as '_'
+    (`pt-BR`, `en` -> `translate_pt_bren_files`)."""
+    return f"translate_{source_language}{target_language}_files".lower().replace("-", "_")
+
+
 def make_definition(name: str, source_language: str, target_language: str,
                     train: Sequence[CorpusFiles], dev: Optional[CorpusFiles],
                     test: Optional[CorpusFiles], vocab_size: int,
@@ -227,12 +236,16 @@ def make_definition(name: str, source_language: str, target_language: str,
     """Checks every file (`check_corpus`) and returns the problem's definition.
 
     Raises:
-      T2TError: a bad language code or vocabulary size, no or duplicate train
+      T2TError: a problem name outside [a-z0-9_]+, a bad language code or
+        vocabulary size, no or duplicate train
         corpus names, too few pairs to hold out a dev set, or a bad file.
     """
     for flag, code in (("--source_lang", source_language), ("--target_lang", target_language)):
         if not code or not code.replace("-", "").isalnum():
             raise T2TError(f"{flag}={code!r}: expected a language code such as en, de or ja.")
+    if not PROBLEM_NAME.fullmatch(name):
+        raise T2TError(f"Problem name {name!r}: only lower-case letters, digits and '_' (it "
+                       "names files in the data directory); give another --problem=NAME.")
     if vocab_size < 300:  # SentencePiece needs room for the 256 byte pieces and specials
         raise T2TError(f"--vocab_size={vocab_size}: at least 300 (the 256 byte pieces, the "
                        "special ids and some words).")
