@@ -117,3 +117,8 @@ def main(prog: str, run: Callable[[], int], tensorflow: bool = True) -> int:
         return 130
     except BrokenPipeError:  # e.g. `t2t-decoder ... | head`
         return 0
+
+
+def note(line: str) -> None:
+    """Prints a one-line note for the user to stderr (stdout may be the program's output)."""
+    print(line, file=sys.stderr, flush=True)

@@ -53,9 +53,10 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Read as sacreBLEU's command line reads files: trailing whitespace removed.
-    translation = read_lines(args.translation, strip="trailing_whitespace")
-    reference = read_lines(args.reference, strip="trailing_whitespace")
+    # Read as sacreBLEU's command line reads files (trailing whitespace removed),
+    # and a byte-order mark removed with a note, as every program does (`textio`).
+    translation = read_lines(args.translation, strip="trailing_whitespace", note=cli.note)
+    reference = read_lines(args.reference, strip="trailing_whitespace", note=cli.note)
     if args.moses_lang:
         if args.tokenize or args.target_lang:
             raise cli.T2TError("--moses_lang tokenizes the text itself: not with --tokenize "

@@ -41,7 +41,7 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, List, Optional, Pro
 from t2t_lite.data.layout import check_split
 from t2t_lite.errors import T2TError
 from t2t_lite.metrics.translation import reference_bleu, translation_report, translation_scores
-from t2t_lite.textio import count_lines, iter_lines
+from t2t_lite.textio import Note, count_lines, iter_lines
 
 Pair = Tuple[str, str]
 # One corpus of a train split: (name, a function returning a new iterator over its pairs).
@@ -182,11 +182,12 @@ class Problem:
                 f"{self.source_language}->{self.target_language}, vocab_size={self.vocab_size})")
 
 
-def read_parallel_text(source_path: str, target_path: str) -> Iterator[Pair]:
+def read_parallel_text(source_path: str, target_path: str, note: Note = None) -> Iterator[Pair]:
     """Yields (source, target) line pairs of two parallel plain-text files.
 
     The line counts are compared before the first pair is yielded, so a
-    mismatch fails fast.
+    mismatch fails fast. `note` receives a line per file whose byte-order mark
+    was removed (`t2t_lite.textio`).
 
     Raises:
       T2TError: a file is missing, the line counts differ, or a line is not UTF-8.
@@ -196,5 +197,5 @@ def read_parallel_text(source_path: str, target_path: str) -> Iterator[Pair]:
         raise T2TError(
             f"Parallel files differ in length: {source_path} has {n_source} lines but "
             f"{target_path} has {n_target}.")
-    yield from zip(iter_lines(source_path, strip="newline"),
-                   iter_lines(target_path, strip="newline"))
+    yield from zip(iter_lines(source_path, strip="newline", note=note),
+                   iter_lines(target_path, strip="newline", note=note))

@@ -118,7 +118,9 @@ REFUSALS = [
     (lambda d: ["--train_files=" + write(d / 'n.tsv', 'a\tb\nno tab\n')],
      "{d}/n.tsv, line 2: expected one TAB between source and target, found 0."),
     (lambda d: ["--train_files=" + write(d / 't.tsv', 'a\tb\tc\n')],
-     "{d}/t.tsv, line 1: expected one TAB between source and target, found 2."),
+     "{d}/t.tsv, line 1: expected one TAB between source and target, found 2; a side holding "
+     "a TAB cannot be told from the separator (`paste` writes such lines): give the two sides "
+     "as aligned files, SOURCE,TARGET."),
     (lambda d: ["--train_files=" + write(d / 'e.tsv', '')],
      "The train corpus 'e' ({d}/e.tsv) is empty."),
     (lambda d: ["--train_files=" + write(d / 'u.tsv', 'a\tb\nc\td\xff\n'.encode('latin-1'))],
@@ -247,3 +249,37 @@ def test_a_damaged_definition_in_a_model_directory_names_its_problem_json(tmp_pa
         definitions.check_definition(definition, "M/problem.json")
     assert str(e.value) == ("Corrupt problem definition in M/problem.json: vocab_size is '500', "
                             "expected a whole number.")
+
+
+def test_a_blank_tsv_line_is_a_blank_pair_as_in_aligned_files(tmp_path):
+    """Dropped from train, kept in dev and test, counted: the same in both formats."""
+    write(tmp_path / "t.tsv", "eins\tone\n\nzwei\ttwo\n  \ndrei\tthree\n\n")
+    write(tmp_path / "a.de", "eins\n\nzwei\n  \ndrei\n\n")
+    write(tmp_path / "a.en", "one\n\ntwo\n\nthree\n\n")
+    write(tmp_path / "dev.tsv", "vier\tfour\n\n")
+    assert [list(parse_corpus_spec(f, "-").pairs()) for f in (
+        str(tmp_path / "t.tsv"), f"{tmp_path / 'a.de'},{tmp_path / 'a.en'}")] == [
+        [("eins", "one"), ("", ""), ("zwei", "two"), ("  ", ""), ("drei", "three"), ("", "")]] * 2
+    assert datagen(tmp_path, f"--train_files={tmp_path / 't.tsv'}",
+                   f"--train_files={tmp_path / 'a.de'},{tmp_path / 'a.en'}",
+                   f"--dev_files={tmp_path / 'dev.tsv'}", "--vocab_size=300") == 0
+    data = tmp_path / "data"
+    definition = json.loads((data / "translate_deen_files.problem.json").read_text())
+    assert [c["pairs"] for c in definition["train"]] + [definition["dev"]["pairs"]] == [6, 6, 2]
+    splits = json.loads((data / "translate_deen_files.datagen.json").read_text())["splits"]
+    assert [c["examples"] for c in splits["train"]["corpora"]] == [3, 3]
+    assert splits["train"]["dropped"] == {"empty source or target": 6}
+    assert (splits["dev"]["examples"], splits["dev"]["kept_with_empty_side"]) == (2, 1)
+    assert (data / "translate_deen_files-dev.de").read_text() == "vier\n\n"
+
+
+def test_the_same_language_on_both_sides_is_said_with_the_text_file_names(tmp_path):
+    corpus = parse_corpus_spec(write(tmp_path / "p.tsv", tsv(pairs_text(40))), "-")
+    logged = []
+    definition = files_problem.make_definition("translate_enen_files", "en", "en", [corpus],
+                                               corpus, None, 500, log=logged.append)
+    assert logged[0] == ("Source and target are both 'en': dev and test are written as text to "
+                         "translate_enen_files-dev.source / translate_enen_files-dev.target "
+                         "(and -test.*), not .en.")
+    assert sorted(files_problem.FilesProblem(definition).text_files("dev", None)) == [
+        "source", "target"]
