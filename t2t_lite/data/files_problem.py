@@ -23,10 +23,13 @@ or empty when none is given. Datagen writes dev and test as plain text too
 (`text_files`: `{problem}-dev.de`, `{problem}-dev.en`), to decode and score.
 
 The raw text policy of the built-in problems applies (`t2t_lite.data.problem`):
-lines byte for byte, one-line errors. Every file is checked before anything is
-written (`check_corpus`): missing or unreadable files, aligned files of
-different lengths, TSV lines without exactly one TAB, empty corpora and
-non-UTF-8 lines are each a one-line `T2TError` naming the file (and line).
+lines byte for byte but for the line end and a leading byte-order mark (said
+in one line per file), one-line errors. A blank TSV line (empty or whitespace
+only) is a blank pair, as a blank line in both aligned files is: dropped from
+train, kept in dev and test. Every file is checked before anything is written
+(`check_corpus`): missing or unreadable files, aligned files of different
+lengths, other TSV lines without exactly one TAB, empty corpora and non-UTF-8
+lines are each a one-line `T2TError` naming the file (and line).
 """
 
 import dataclasses

@@ -21,10 +21,13 @@ registering it (e.g. in a test) sets `name` itself.
 
 Raw text policy (every problem; enforced by `read_parallel_text`, which reads
 with `t2t_lite.textio` and `strip="newline"`, and by datagen):
-  - A line is everything up to "\\n" (a "\\r" before it is dropped too); the text
-    is kept byte for byte otherwise: no whitespace collapsing, no entity
-    unescaping, no Unicode normalisation (Multi30k's `&amp;`, TABs, non-breaking
-    spaces and trailing spaces survive).
+  - A line is everything up to "\\n" (a "\\r" before it is dropped too, and a
+    UTF-8 byte-order mark at the start of a file); the text is kept byte for
+    byte otherwise: no whitespace collapsing, no entity unescaping, no Unicode
+    normalisation (Multi30k's `&amp;`, TABs, non-breaking spaces and trailing
+    spaces survive). Problems of tensor2tensor user directories read their
+    files as tensor2tensor does instead (`t2t_lite.t2t_compat`: each line
+    `strip()`ped, which keeps a U+FEFF).
   - Source and target files must have the same number of lines: `T2TError`
     naming both files and counts.
   - A line that is not valid UTF-8 is a `T2TError` naming the file and line
