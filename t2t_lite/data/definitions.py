@@ -67,14 +67,20 @@ def _is_files(value) -> bool:
     return isinstance(value, list) and len(value) in (1, 2) and all(map(_is_text, value))
 
 
+def _shown(value) -> str:
+    """`value` as the definition's JSON writes it (`"1"`, `null`, `true`)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
 def _corpus_damage(value, field: str) -> Optional[str]:
     """What is wrong with a {"files": [...], "pairs": N, ...} entry (None: nothing)."""
     if not isinstance(value, dict):
-        return f"{field} is {value!r}, expected an object"
+        return f"{field} is {_shown(value)}, expected an object"
     if not _is_files(value.get("files")):
-        return f"{field}.files is {value.get('files')!r}, expected a list of one or two file names"
+        return f"{field}.files is {_shown(value.get('files'))}, expected a list of one or two " \
+            "file names"
     if not _is_count(value.get("pairs"), 1):
-        return f"{field}.pairs is {value.get('pairs')!r}, expected a whole number of pairs"
+        return f"{field}.pairs is {_shown(value.get('pairs'))}, expected a whole number of pairs"
     return None
 
 
@@ -89,11 +95,11 @@ def _damage(definition: Dict) -> Optional[str]:
             ("vocab_size", lambda v: _is_count(v, 1), "a whole number"),
             ("train", lambda v: isinstance(v, list) and v, "a list of corpora")):
         if not valid(definition[field]):
-            return f"{field} is {definition[field]!r}, expected {expected}"
+            return f"{field} is {_shown(definition[field])}, expected {expected}"
     for i, corpus in enumerate(definition["train"]):
         damage = _corpus_damage(corpus, f"train[{i}]")
         if damage is None and not _is_text(corpus.get("name")):
-            damage = f"train[{i}].name is {corpus.get('name')!r}, expected a corpus name"
+            damage = f"train[{i}].name is {_shown(corpus.get('name'))}, expected a corpus name"
         if damage:
             return damage
     dev, test = definition["dev"], definition["test"]
@@ -101,7 +107,7 @@ def _damage(definition: Dict) -> Optional[str]:
         held_out = dev["held_out"]
         if not (isinstance(held_out, dict) and _is_count(held_out.get("pairs"), 1)
                 and _is_count(held_out.get("seed"))):
-            return f"dev.held_out is {held_out!r}, expected {{\"pairs\": N, \"seed\": S}}"
+            return f"dev.held_out is {_shown(held_out)}, expected {{\"pairs\": N, \"seed\": S}}"
     elif dev is None:
         return "dev is null, expected dev files or a held-out count"
     else:
@@ -166,8 +172,8 @@ def read(path: str) -> Dict:
         raise T2TError(f"Cannot read the problem definition {path}: {e}") from None
     stem = os.path.basename(path)[:-len(_SUFFIX)]
     if definition["name"] != stem:
-        raise T2TError(f"Corrupt problem definition in {path}: name is {definition['name']!r}, "
-                       f"expected {stem!r} (the file's name).")
+        raise T2TError(f"Corrupt problem definition in {path}: name is "
+                       f"{_shown(definition['name'])}, expected {_shown(stem)} (the file's name).")
     return definition
 
 

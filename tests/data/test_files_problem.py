@@ -211,23 +211,23 @@ def _valid_definition(tmp_path):
 
 
 @pytest.mark.parametrize("edit, damage", [
-    (lambda d: d.update(version="1"), "version is '1', expected a whole number"),
-    (lambda d: d.update(version=True), "version is True, expected a whole number"),
+    (lambda d: d.update(version="1"), 'version is "1", expected a whole number'),
+    (lambda d: d.update(version=True), "version is true, expected a whole number"),
     (lambda d: d.update(vocab_size=8000.5), "vocab_size is 8000.5, expected a whole number"),
-    (lambda d: d.update(source_language=None), "source_language is None, expected a language code"),
+    (lambda d: d.update(source_language=None), "source_language is null, expected a language code"),
     (lambda d: d.update(train=[]), "train is [], expected a list of corpora"),
     (lambda d: d["train"][0].update(pairs="40"),
-     "train[0].pairs is '40', expected a whole number of pairs"),
+     'train[0].pairs is "40", expected a whole number of pairs'),
     (lambda d: d["train"][0].update(files="a.tsv"),
-     "train[0].files is 'a.tsv', expected a list of one or two file names"),
+     'train[0].files is "a.tsv", expected a list of one or two file names'),
     (lambda d: d["train"][0].update(name=7), "train[0].name is 7, expected a corpus name"),
     (lambda d: d["dev"]["held_out"].update(seed="1234"),
-     "dev.held_out is {'pairs': 2, 'seed': '1234'}, expected {\"pairs\": N, \"seed\": S}"),
+     'dev.held_out is {"pairs": 2, "seed": "1234"}, expected {"pairs": N, "seed": S}'),
     (lambda d: d.update(dev=None), "dev is null, expected dev files or a held-out count"),
     (lambda d: d.update(test=[]), "test is [], expected an object"),
-    (lambda d: d.update(name="../x"), "name is '../x', expected a problem name"),
+    (lambda d: d.update(name="../x"), 'name is "../x", expected a problem name'),
     (lambda d: d.update(name="translate_other"),
-     "name is 'translate_other', expected 'translate_xy_edit' (the file's name)"),
+     'name is "translate_other", expected "translate_xy_edit" (the file\'s name)'),
 ])
 def test_a_damaged_field_of_a_stored_definition_is_one_line_naming_the_file(
         edit, damage, tmp_path, capsys):
@@ -247,7 +247,7 @@ def test_a_damaged_definition_in_a_model_directory_names_its_problem_json(tmp_pa
     definition["vocab_size"] = "500"
     with pytest.raises(files_problem.T2TError) as e:
         definitions.check_definition(definition, "M/problem.json")
-    assert str(e.value) == ("Corrupt problem definition in M/problem.json: vocab_size is '500', "
+    assert str(e.value) == ('Corrupt problem definition in M/problem.json: vocab_size is "500", '
                             "expected a whole number.")
 
 
