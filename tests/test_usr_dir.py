@@ -2,17 +2,19 @@
 
 datagen -> trainer -> decoder run with a problem and an hparams set the user
 directory registers; the model directory records the directory (path, hash)
-but never imports it: a decoder without it is refused in one line, one with
-changed files is told in one line. Every test restores the registries.
+but never imports it: a decoder without it is refused in one line; one given
+a copy at another path (or a symlink), or changed files, is told in one line. Every test restores the registries.
 """
 
 import json
+import shutil
 import textwrap
 
 import pytest
 
 from t2t_lite import registry, usr_dir
 from t2t_lite.bin import t2t_datagen, t2t_decoder, t2t_trainer
+from t2t_lite.errors import T2TError
 from registry_isolation import isolated_registry  # noqa: F401  (fixtures)
 
 USR_PROBLEM = textwrap.dedent('''
@@ -53,6 +55,14 @@ def make_usr_dir(parent, name="my_t2t_usr", body=USR_PROBLEM):
     return path
 
 
+def decode(usr, model, tmp_path):
+    """t2t-decoder with --usr_dir=usr on in.txt into out.txt; its exit code."""
+    return t2t_decoder.main([f"--usr_dir={usr}", f"--output_dir={model}",
+                             f"--decode_from_file={tmp_path / 'in.txt'}",
+                             f"--decode_to_file={tmp_path / 'out.txt'}",
+                             "--decode_hparams=beam_size=1,extra_length=3"])
+
+
 def test_datagen_trainer_decoder_with_a_user_directory(isolated_registry, tmp_path, capfd):
     # capfd: while a program runs, its messages go to the process's stderr descriptor.
     usr = make_usr_dir(tmp_path)
@@ -69,10 +79,7 @@ def test_datagen_trainer_decoder_with_a_user_directory(isolated_registry, tmp_pa
     assert json.loads((model / "hparams.json").read_text())["hidden_size"] == 32
     (tmp_path / "in.txt").write_text("eins zwei\n")
     capfd.readouterr()
-    assert t2t_decoder.main([f"--usr_dir={usr}", f"--output_dir={model}",
-                             f"--decode_from_file={tmp_path / 'in.txt'}",
-                             f"--decode_to_file={tmp_path / 'out.txt'}",
-                             "--decode_hparams=beam_size=1,extra_length=3"]) == 0
+    assert decode(usr, model, tmp_path) == 0
     assert len((tmp_path / "out.txt").read_text().splitlines()) == 1
     assert "--usr_dir" not in capfd.readouterr().err
 
@@ -82,17 +89,77 @@ def test_datagen_trainer_decoder_with_a_user_directory(isolated_registry, tmp_pa
                              f"--decode_from_file={tmp_path / 'in.txt'}"]) == 1
     assert capfd.readouterr().err == (
         f"t2t-decoder: error: {model} was trained on problem 'translate_words_reversed' of "
-        f"--usr_dir={usr}: pass --usr_dir={usr}.\n")
+        f"--usr_dir={usr}: pass --usr_dir with a directory that registers it.\n")
+
+    # A byte-identical copy elsewhere (the model moved with its code): decoded, said in one line.
+    copy = shutil.copytree(usr, tmp_path / "elsewhere" / usr.name)
+    assert decode(copy, model, tmp_path) == 0
+    assert (f"--usr_dir={copy}: {model} was trained with --usr_dir={usr}; this one has the "
+            "same Python files (SHA-256).\n") in capfd.readouterr().err
 
     # Changed Python files: decoded all the same, said in one line.
     with open(usr / "words.py", "a") as f:
         f.write("# changed\n")
-    assert t2t_decoder.main([f"--usr_dir={usr}", f"--output_dir={model}",
-                             f"--decode_from_file={tmp_path / 'in.txt'}",
-                             f"--decode_to_file={tmp_path / 'out.txt'}",
-                             "--decode_hparams=beam_size=1,extra_length=3"]) == 0
+    assert decode(usr, model, tmp_path) == 0
     assert (f"--usr_dir={usr}: its Python files differ from the ones {model} was trained "
             "with; its problems and hparams sets may have changed.\n") in capfd.readouterr().err
+
+
+def trained_record(tmp_path, usr):
+    """A model directory whose usr_dir.json says it was trained with `usr` as it is now."""
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "usr_dir.json").write_text(json.dumps({
+        "path": str(usr), "sha256": usr_dir.python_files_sha256(str(usr)),
+        "problem": "translate_words_reversed", "hparams_set": "transformer_words"}))
+    return model
+
+
+@pytest.mark.parametrize("given, line", [
+    ("the same path", None),
+    ("a symlink to it", None),
+    ("a copy", "--usr_dir={given}: {model} was trained with --usr_dir={usr}; this one has the "
+               "same Python files (SHA-256)."),
+    ("a symlink to a copy", "--usr_dir={given}: {model} was trained with --usr_dir={usr}; this "
+                            "one has the same Python files (SHA-256)."),
+    ("a changed copy", "--usr_dir={given}: {model} was trained with --usr_dir={usr}; this one "
+                       "has other Python files (SHA-256): its problems and hparams sets may "
+                       "have changed."),
+])
+def test_a_model_accepts_its_user_directory_at_any_path(isolated_registry, tmp_path, given,
+                                                        line):
+    usr = make_usr_dir(tmp_path)
+    model = trained_record(tmp_path, usr)
+    path = usr
+    if "copy" in given:
+        path = shutil.copytree(usr, tmp_path / "copied" / usr.name)
+        if given == "a changed copy":
+            with open(path / "words.py", "a") as f:
+                f.write("# changed\n")
+    if "symlink" in given:
+        (tmp_path / "linked").mkdir()
+        (tmp_path / "linked" / usr.name).symlink_to(path, target_is_directory=True)
+        path = tmp_path / "linked" / usr.name
+    usr_dir.import_usr_dir(str(path))
+    lines = []
+    usr_dir.check_model(str(model), note=lines.append)
+    assert lines == ([] if line is None else [line.format(given=path, model=model, usr=usr)])
+
+
+def test_a_directory_that_does_not_register_the_model_s_problem_is_refused(
+        isolated_registry, tmp_path):
+    usr = make_usr_dir(tmp_path)
+    model = trained_record(tmp_path, usr)
+    (tmp_path / "other").mkdir()
+    other = make_usr_dir(tmp_path / "other", body=USR_PROBLEM.replace(
+        "class TranslateWordsReversed", "class TranslateWordsBackwards"))
+    usr_dir.import_usr_dir(str(other))
+    with pytest.raises(T2TError) as raised:
+        usr_dir.check_model(str(model))
+    assert str(raised.value) == (
+        f"{model} was trained on problem 'translate_words_reversed' of --usr_dir={usr}: pass "
+        f"--usr_dir with a directory that registers it (--usr_dir={other} does not register "
+        "it).")
 
 
 def test_a_user_problem_replaces_a_built_in_of_the_same_name(isolated_registry, tmp_path,
