@@ -8,10 +8,11 @@ as t2t does (and reuses those files when present, as t2t does). Files already
 in tmp_dir are read as they are; otherwise the archive the URL names is
 unpacked (.tar.gz, .tgz, .zip), downloaded first when absent and the network
 answers (`generator_utils.maybe_download`, else one line naming the file to
-place there). .gz files are unzipped, SGM tags stripped, each side stripped, and pairs with an empty
-side dropped. A TSV line is split at every TAB before its columns are stripped, as
-t2t does: an empty first or last column keeps the other columns in their places. TMX corpora and t2t's cleaning (`datatypes_to_clean`) are
-refused in one line.
+place there). .gz files are unzipped, SGM tags stripped, each side stripped,
+and pairs with an empty side dropped. A TSV line is split at every TAB before
+its columns are stripped, as t2t does: an empty first or last column keeps the
+other columns in their places. TMX corpora and t2t's cleaning
+(`datatypes_to_clean`) are refused in one line.
 """
 
 import os
