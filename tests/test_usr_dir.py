@@ -1,56 +1,37 @@
 """--usr_dir: a user's problems and hparams sets from a directory outside the repository.
 
-datagen -> trainer -> decoder run with a problem and an hparams set the user
-directory registers; the model directory records the directory (path, hash)
-but never imports it: a decoder without it is refused in one line; one given
-a copy at another path (or a symlink), or changed files, is told in one line. Every test restores the registries.
+The user directory is the complete example of docs/from-tensor2tensor.md (its two
+files, read from the page), and datagen -> trainer -> decoder run its commands; the
+model directory records the directory (path, hash) but never imports it: a decoder
+without it is refused in one line; one given a copy at another path (or a symlink),
+or changed files, is told in one line. Every test restores the registries.
 """
 
 import json
+import re
 import shutil
-import textwrap
 
 import pytest
 
 from t2t_lite import registry, usr_dir
 from t2t_lite.bin import t2t_datagen, t2t_decoder, t2t_trainer
 from t2t_lite.errors import T2TError
+from docs_commands import commands
+from paths import REPO_ROOT
 from registry_isolation import isolated_registry  # noqa: F401  (fixtures)
 
-USR_PROBLEM = textwrap.dedent('''
-    from t2t_lite import registry
-    from t2t_lite.data.problem import Problem
-    from t2t_lite.hparams import transformer
-
-    WORDS = "eins zwei drei vier fuenf sechs sieben acht neun zehn".split()
-
-
-    @registry.register_problem
-    class TranslateWordsReversed(Problem):
-        """Words -> the same words in reverse order (a closed toy language)."""
-
-        source_language, target_language = "xx", "yy"
-        vocab_size = 300
-        num_train_shards = 1
-
-        def raw_pairs(self, split, tmp_dir):
-            count = {"train": 300, "dev": 10, "test": 10}[split]
-            for i in range(count):
-                words = [WORDS[(i * 7 + k) % 10] for k in range(1 + i % 4)]
-                yield " ".join(words), " ".join(reversed(words))
+DOCS_PAGE = REPO_ROOT / "docs" / "from-tensor2tensor.md"
+# {"my_usr/__init__.py": source, "my_usr/words.py": source} of the page's example.
+EXAMPLE = dict(re.findall(r"^`(my_usr/\w+\.py)`:\n\n```python\n(.*?)^```",
+                          DOCS_PAGE.read_text(encoding="utf-8"), re.MULTILINE | re.DOTALL))
+USR_PROBLEM = EXAMPLE["my_usr/words.py"]
 
 
-    @registry.register_hparams
-    def transformer_words():
-        hparams = transformer.transformer_tiny()
-        return hparams.parse("hidden_size=32,filter_size=64,batch_size=256")
-''')
-
-
-def make_usr_dir(parent, name="my_t2t_usr", body=USR_PROBLEM):
+def make_usr_dir(parent, name="my_usr", body=USR_PROBLEM):
+    """The page's example directory (`body` for its words.py) as `parent/name`."""
     path = parent / name
     path.mkdir()
-    (path / "__init__.py").write_text("from . import words  # noqa: F401\n")
+    (path / "__init__.py").write_text(EXAMPLE["my_usr/__init__.py"])
     (path / "words.py").write_text(body)
     return path
 
@@ -63,25 +44,34 @@ def decode(usr, model, tmp_path):
                              "--decode_hparams=beam_size=1,extra_length=3"])
 
 
-def test_datagen_trainer_decoder_with_a_user_directory(isolated_registry, tmp_path, capfd):
+def test_the_docs_example_datagen_trainer_decoder(isolated_registry, tmp_path, monkeypatch,
+                                                  capfd):
     # capfd: while a program runs, its messages go to the process's stderr descriptor.
+    assert sorted(EXAMPLE) == ["my_usr/__init__.py", "my_usr/words.py"]
+    datagen, trainer, decoder = [c for c in commands(DOCS_PAGE) if "--usr_dir=my_usr" in c.argv]
+    assert [datagen.program, trainer.program, decoder.program] == [
+        "t2t-datagen", "t2t-trainer", "t2t-decoder"]
+    monkeypatch.chdir(tmp_path)
     usr = make_usr_dir(tmp_path)
-    data, model = tmp_path / "data", tmp_path / "model"
-    assert t2t_datagen.main([f"--usr_dir={usr}", "--problem=translate_words_reversed",
-                             f"--data_dir={data}"]) == 0
-    assert t2t_trainer.main([f"--t2t_usr_dir={usr}", "--problem=translate_words_reversed",
-                             f"--data_dir={data}", "--hparams_set=transformer_words",
-                             f"--output_dir={model}", "--train_steps=2",
-                             "--eval_bleu_sentences=0"]) == 0
+    data, model = tmp_path / "data_words", tmp_path / "model_words"
+    assert t2t_datagen.main(datagen.argv) == 0
+    # The page trains 600 steps (measured there); 2 show that the example trains.
+    assert t2t_trainer.main(trainer.argv + ["--train_steps=2", "--eval_bleu_sentences=0"]) == 0
+    meta = json.loads((data / "translate_words_reversed.datagen.json").read_text())
+    assert {s: meta["splits"][s]["examples"] for s in ("train", "dev", "test")} == {
+        "train": 5000, "dev": 100, "test": 100}
     recorded = json.loads((model / "usr_dir.json").read_text())
     assert recorded == {"path": str(usr), "sha256": usr_dir.python_files_sha256(str(usr)),
                         "problem": "translate_words_reversed", "hparams_set": "transformer_words"}
-    assert json.loads((model / "hparams.json").read_text())["hidden_size"] == 32
-    (tmp_path / "in.txt").write_text("eins zwei\n")
+    hparams = json.loads((model / "hparams.json").read_text())
+    assert (hparams["hidden_size"], hparams["filter_size"], hparams["batch_size"],
+            hparams["learning_rate_warmup_steps"]) == (64, 256, 1024, 200)
+    (tmp_path / "in.txt").write_text("one two three\nten nine eight seven six five\n")
     capfd.readouterr()
-    assert decode(usr, model, tmp_path) == 0
-    assert len((tmp_path / "out.txt").read_text().splitlines()) == 1
-    assert "--usr_dir" not in capfd.readouterr().err
+    assert t2t_decoder.main(decoder.argv) == 0
+    outputs = capfd.readouterr()
+    assert len(outputs.out.splitlines()) == 2
+    assert "--usr_dir" not in outputs.err
 
     # A process that was not given the directory (as a fresh one) is refused in one line.
     usr_dir._imported = None
