@@ -74,8 +74,8 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str],
         metric = sacrebleu.metrics.BLEU(tokenize=tokenize, lowercase=lowercase)
     except _BUILD_ERRORS as e:  # MeCab or its dictionary missing (the `ja` / `ko` extras)
         extra, fallback = _NEEDS_EXTRA.get(tokenize, (None, None))
-        hint = (f"; pip install 't2t-lite[{extra}]' for it, or score with the {fallback!r} "
-                f"tokenizer" if extra else "")
+        hint = (f"; pip install -e '.[{extra}]' in the t2t-lite checkout for it, or score "
+                f"with the {fallback!r} tokenizer" if extra else "")
         raise T2TError(f"sacreBLEU's {tokenize!r} tokenizer cannot be built "
                        f"({_first_line(e)}){hint}.") from None
     score = metric.corpus_score(list(hypotheses), [list(references)])
@@ -107,8 +107,8 @@ def _usable_tokenizer(recommended: str) -> str:
         return recommended
     extra, fallback = _NEEDS_EXTRA[recommended]
     print(f"note: BLEU of this {extra} target uses sacreBLEU's {fallback!r} tokenizer, not its "
-          f"recommended {recommended!r} ({why_not}); pip install 't2t-lite[{extra}]' for "
-          f"{recommended}", file=sys.stderr, flush=True)
+          f"recommended {recommended!r} ({why_not}); pip install -e '.[{extra}]' in the t2t-lite "
+          f"checkout for {recommended}", file=sys.stderr, flush=True)
     return fallback
 
 

@@ -151,7 +151,7 @@ def test_without_mecab_char_is_used_and_said_once(without_mecab, language, recom
     assert err == (f"note: BLEU of this {extra} target uses sacreBLEU's 'char' tokenizer, "
                    f"not its recommended '{recommended}' ({language_name} tokenization "
                    f"requires extra dependencies, but you do not have them installed); "
-                   f"pip install 't2t-lite[{extra}]' for {recommended}\n")
+                   f"pip install -e '.[{extra}]' in the t2t-lite checkout for {recommended}\n")
 
 
 def t2t_bleu_lines(hyps, refs, tokenize):
@@ -184,7 +184,8 @@ def test_t2t_bleu_mecab_tokenizer_without_mecab_is_one_line(without_mecab, tmp_p
     assert capsys.readouterr() == ("", (
         f"t2t-bleu: error: sacreBLEU's '{tokenizer}' tokenizer cannot be built ({language_name} "
         f"tokenization requires extra dependencies, but you do not have them installed); "
-        f"pip install 't2t-lite[{extra}]' for it, or score with the 'char' tokenizer.\n"))
+        f"pip install -e '.[{extra}]' in the t2t-lite checkout for it, or score with the "
+        "'char' tokenizer.\n"))
 
 
 @pytest.mark.parametrize("hyps, refs, language, name, tokenizer", [
