@@ -70,7 +70,11 @@ def lc_norm_tok(line: str, lang: str) -> str:
 
 def prepare_file(source: str, target: str, lang: str) -> Tuple[int, int]:
     """Writes `source` prepared (`lc_norm_tok`, tokens joined by one space) to `target`
-    atomically; returns its (lines, tokens)."""
+    atomically; returns its (lines, tokens).
+
+    Raises:
+      T2TError: `source` is missing, unreadable or not UTF-8 (`t2t_lite.textio`).
+    """
     lines = [" ".join(lc_norm_tok(line, lang).split())
              for line in iter_lines(source, strip="newline")]
     write_text(target, "".join(line + "\n" for line in lines))
@@ -81,7 +85,11 @@ def learn_joint_bpe(paths: Iterable[str], merges: int,
                     log: Callable[[str], None] = print) -> bytes:
     """A SentencePiece BPE model of `merges` merges learned from the lines of all
     `paths` together (both sides of a corpus: one joint vocabulary); returns its proto.
-    Text too small for `merges` gives the merges it supports."""
+    Text too small for `merges` gives the merges it supports (`log` says how many).
+
+    Raises:
+      T2TError: a file is missing, unreadable or not UTF-8; SentencePiece fails.
+    """
     from t2t_lite.data.vocab import WORD_START, train_sentencepiece  # TensorFlow
 
     start = time.time()
