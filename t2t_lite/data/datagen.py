@@ -114,15 +114,17 @@ def own_temporary(problem_name: str) -> "re.Pattern":
     Each kind of file is matched whole, so `translate_ende`'s never match
     `translate_ende_multi30k`'s: shards `P-{split}-NNNNN-of-NNNNN`, text files
     `P-{split}.{suffix}`, the metadata `P.datagen.json`, the vocabulary `P.sp{N}.model`
-    and `.vocab` or `P.subwords`, and a split's resumable state `.partial.P-{split}.json`
-    and `.chunk-NNNNN`, each under `TMP_PREFIX`.
+    and `.vocab`, or t2t's `P.subwords`, `P.bytes` or `P.tokens`, and a split's resumable
+    state `.partial.P-{split}.json` and `.chunk-NNNNN`, each under `TMP_PREFIX`.
     """
     name, split = re.escape(problem_name), "(?:" + "|".join(SPLITS) + ")"
     own = [rf"{name}-{split}-\d+-of-\d+",
-           # A suffix without a dot (e.g. "trees", "pt-BR"), and not "subwords": problem
-           # "P-dev"'s metadata, vocabularies and t2t vocabulary are "P-dev.<more>".
-           rf"{name}-{split}\.(?!subwords$)[^.]+",
-           rf"{name}\.datagen\.json", rf"{name}\.sp\d+\.(?:model|vocab)", rf"{name}\.subwords",
+           # A suffix without a dot (e.g. "trees", "pt-BR"), and not a t2t vocabulary's
+           # ("subwords", "bytes", "tokens"): problem "P-dev"'s metadata, vocabularies and
+           # t2t vocabularies are "P-dev.<more>".
+           rf"{name}-{split}\.(?!(?:subwords|bytes|tokens)$)[^.]+",
+           rf"{name}\.datagen\.json", rf"{name}\.sp\d+\.(?:model|vocab)",
+           rf"{name}\.(?:subwords|bytes|tokens)",
            rf"{re.escape(STATE_PREFIX)}{name}-{split}\.(?:json|chunk-\d+)"]
     return re.compile(re.escape(TMP_PREFIX) + "(?:" + "|".join(own) + ")")
 
