@@ -251,6 +251,7 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
     elif train_files:  # else kept: the files are gone, nothing was compared
         meta["vocab_raw_files"] = train_files
     digest = hashlib.sha256(vocab.model_proto).hexdigest()
+    written = dict(meta.get("splits", {}))  # their raw files: to rewrite changed text files
     if meta.get("vocab_sha256") != digest:
         meta["splits"] = {}  # shards encoded with another vocabulary are not reused
     meta.update(vocab_sha256=digest, problem=problem.name, source_language=problem.source_language,
@@ -270,7 +271,7 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
             num_shards = max(num_shards, len(corpora))
         paths = shard_paths(data_dir, problem.name, split, num_shards)
         files = raw_files.records(problem.raw_files(split, tmp_dir))
-        changed = split_changed(meta["splits"].get(split), split, files, log)
+        changed = split_changed(written.get(split), split, files, log)
         _write_text_files(problem, split, data_dir, tmp_dir, log, again=changed)
         prefix = state_prefix(data_dir, problem.name, split)
         wanted = sampling.as_dict() if split == "train" and sampling.enabled else None

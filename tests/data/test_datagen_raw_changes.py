@@ -46,11 +46,17 @@ def run(tmp_path, capsys, *flags):
 
 def decoded(data_dir, split, problem=PROBLEM):
     """The (source, target) text of a split's examples, sorted (train shards are shuffled)."""
+    return sorted(decoded_in_order(data_dir, split, problem))
+
+
+def decoded_in_order(data_dir, split, problem=PROBLEM):
+    """The (source, target) text of a split's examples in written order (dev and test
+    keep the problem's)."""
     meta = datagen.read_metadata(str(data_dir), problem)
     vocab = SubwordVocab.from_file(str(data_dir / meta["vocab_file"]))
     examples = read_split(data_dir, problem, split, len(meta["splits"][split]["shards"]))
-    return sorted(zip(vocab.decode_ids([i for i, _ in examples]),
-                      vocab.decode_ids([t for _, t in examples])))
+    return list(zip(vocab.decode_ids([i for i, _ in examples]),
+                    vocab.decode_ids([t for _, t in examples])))
 
 
 def mtimes(data_dir, *names):
@@ -72,6 +78,7 @@ def test_an_edited_train_line_reaches_the_shards(tmp_path, capsys):
     # encoded again (dev with the same text: its text files are kept).
     assert log[1] == (f"  vocabulary: {train_file} changed since {PROBLEM}.sp300.model was "
                       "learned from it; learning it again")
+    assert log[-4] == f"  train: {train_file} changed since the split was written; writing it again"
     assert [line.split(":")[0] for line in log[-3:]] == ["  train", "  dev", "  test"]
     assert not any("reusing" in line for line in log)
     assert decoded(data, "dev") == sorted(DEV)
@@ -83,6 +90,27 @@ def test_an_edited_train_line_reaches_the_shards(tmp_path, capsys):
     assert meta["splits"]["train"]["raw_files"] == record
     assert meta["vocab_raw_files"] == record
     assert "raw_files" not in meta["splits"]["test"]  # no test files
+
+
+def test_a_dev_set_held_out_of_edited_train_files_is_written_again(tmp_path, capsys):
+    """No --dev_files: dev is drawn from the train file, so its shard and text files
+    follow an edit of it ("Hund" -> "Huhn" on every line: whichever pairs are held out)."""
+    (tmp_path / "train.tsv").write_text(tsv(TRAIN), encoding="utf-8")
+    flags = [f"--data_dir={tmp_path / 'data'}", "--source_lang=de", "--target_lang=en",
+             f"--train_files={tmp_path / 'train.tsv'}", "--vocab_size=300"]
+    assert t2t_datagen.main(flags) == 0
+    edited = [(s.replace("Hund", "Huhn"), t) for s, t in TRAIN]
+    (tmp_path / "train.tsv").write_text(tsv(edited), encoding="utf-8")
+    assert t2t_datagen.main(flags) == 0
+    data = tmp_path / "data"
+    dev = decoded(data, "dev")
+    assert len(dev) == 2 and set(dev) < set(edited)  # held_out_size(40) == 2
+    assert (data / f"{PROBLEM}-dev.de").read_text("utf-8").splitlines() == [
+        s for s, _ in decoded_in_order(data, "dev")]
+    assert set(decoded(data, "train")) == set(edited) - set(dev)
+    log = capsys.readouterr().out.splitlines()
+    assert f"  dev: {tmp_path / 'train.tsv'} changed since the split was written; writing it " \
+        "again" in log
 
 
 def test_a_changed_dev_file_writes_only_dev_again(tmp_path, capsys):
