@@ -51,12 +51,21 @@ class RawFiles:
 
 def changed_file(recorded: Sequence[Record], current: Sequence[Record]) -> Optional[str]:
     """The first file whose content differs between `recorded` and `current` (by
-    position: size and SHA-256), or None when every file holds what was recorded."""
+    position: size and SHA-256), or None when every file holds what was recorded.
+    A damaged record (hand-edited metadata) differs: what was made from it is made again."""
+    if not isinstance(recorded, list):
+        recorded = []
     for i, now in enumerate(current):
-        if i >= len(recorded) or (recorded[i]["bytes"], recorded[i]["sha256"]) != \
-                (now["bytes"], now["sha256"]):
+        if i >= len(recorded) or _content(recorded[i]) != _content(now):
             return now["file"]
-    return recorded[len(current)]["file"] if len(recorded) > len(current) else None
+    if len(recorded) > len(current):
+        extra = recorded[len(current)]
+        return str(extra.get("file")) if isinstance(extra, dict) else "a recorded file"
+    return None
+
+
+def _content(record) -> Optional[tuple]:
+    return (record.get("bytes"), record.get("sha256")) if isinstance(record, dict) else None
 
 
 def split_changed(done: Optional[Dict], split: str, files: List[Record],

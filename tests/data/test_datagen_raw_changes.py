@@ -11,6 +11,7 @@ import os
 
 from t2t_lite.bin import t2t_datagen
 from t2t_lite.data import datagen
+from t2t_lite.data.raw_files import changed_file
 from t2t_lite.data.vocab import SubwordVocab
 from t2t_lite.problems.translate_multi30k import TranslateEndeMulti30k
 
@@ -229,3 +230,17 @@ def test_another_line_count_is_refused_naming_the_file(tmp_path, capsys):
         f"t2t-datagen: error: {tmp_path / 'data'} already holds problem '{PROBLEM}' defined "
         f"with other train ({tmp_path / 'train.tsv'}: 39 pairs, not the 40 recorded); use a "
         "new --data_dir or another --problem name.\n")
+
+
+def test_changed_file_compares_content_in_order_and_a_damaged_record_differs():
+    a = {"file": "/x/a", "bytes": 3, "sha256": "aa"}
+    b = {"file": "/x/b", "bytes": 3, "sha256": "bb"}
+    moved = [dict(a, file="/y/a"), dict(b, file="/y/b")]
+    assert changed_file([a, b], moved) is None  # the same content elsewhere
+    assert changed_file([a, b], [a, dict(b, sha256="cc")]) == "/x/b"  # same length, edited
+    assert changed_file([a, b], [b, a]) == "/x/b"
+    assert changed_file([a, b], [a]) == "/x/b"
+    assert changed_file([a], [a, b]) == "/x/b"
+    assert changed_file("damaged", [a]) == "/x/a"
+    assert changed_file([{"bytes": "3"}], [a]) == "/x/a"
+    assert changed_file([a, 7], [a]) == "a recorded file"
