@@ -69,9 +69,11 @@ def test_an_edited_train_line_reaches_the_shards(tmp_path, capsys):
     run(tmp_path, capsys)
     data = tmp_path / "data"
     dev_text = mtimes(data, f"{PROBLEM}-dev.de", f"{PROBLEM}-dev.en")
+    size = os.path.getsize(tmp_path / "train.tsv")
     edited = list(TRAIN)
-    edited[7] = ("Satz 7 über die Katze", "sentence 7 about the cat")  # same line count
+    edited[7] = ("Satz 7 über den Wolf", "sentence 7 about the cat")  # same length
     write(tmp_path, edited, DEV)
+    assert os.path.getsize(tmp_path / "train.tsv") == size
     log = run(tmp_path, capsys)
     assert decoded(data, "train") == sorted(edited)
     train_file = tmp_path / "train.tsv"
