@@ -67,8 +67,9 @@ def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str
     """Checks `model_dir` for a training run and, if it is new, writes its metadata.
 
     A new directory gets the metadata and a copy of the vocabulary. An
-    existing one must have been written for the same hparams and problem:
-    anything else is an error rather than a silent mix of two runs. The
+    existing one must have been written for the same hparams and problem,
+    and its copy of the vocabulary must be `vocab_path`'s bytes: anything
+    else is an error rather than a silent mix of two runs. The
     caller holds the directory's `TrainingLock`, so no other trainer writes
     between the check and the writing. `write=False` (a multi-worker run's
     non-chief workers, which take no lock) only checks what the chief wrote.
@@ -101,6 +102,7 @@ def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str
         if saved_problem != problem:
             raise T2TError(f"{model_dir} was trained on {saved_problem}, not {problem}; "
                            "use a new --output_dir.")
+        _check_same_vocab(model_dir, vocab_path)
         _check_train_mix(model_dir, train_mix)
         usr_dir.check_model(model_dir)
         return
@@ -113,6 +115,23 @@ def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str
         atomic.write_text(os.path.join(model_dir, TRAIN_MIX_FILE),
                           json.dumps({"train_mix": train_mix}, indent=2))
     atomic.write_text(hparams_path, hparams.to_json())  # last: marks the directory complete
+
+
+def same_vocab(model_dir: str, vocab_file: str) -> bool:
+    """Whether `vocab_file` holds the bytes of `model_dir`'s copy of its vocabulary."""
+    with open(vocab_path(model_dir), "rb") as f, open(vocab_file, "rb") as g:
+        return f.read() == g.read()
+
+
+def _check_same_vocab(model_dir: str, data_vocab: str) -> None:
+    """Refuses data whose vocabulary file is not the copy in `model_dir` (same name
+    and size, other pieces: e.g. learned again by t2t-datagen from edited files)."""
+    if not same_vocab(model_dir, data_vocab):
+        raise T2TError(
+            f"{model_dir} was trained with another vocabulary than {data_vocab} (t2t-datagen "
+            "learns it again when its train files change); use a new --output_dir, or "
+            f"encode the data with the model's: t2t-datagen --vocab_from={model_dir} "
+            "--data_dir=<a new directory>.")
 
 
 def read_train_mix(model_dir: str) -> Optional[str]:

@@ -151,12 +151,26 @@ def write(data_dir: str, definition: Dict) -> None:
     if existing is not None and existing != definition:
         changed = sorted(k for k in _KEYS if existing.get(k) != definition.get(k))
         raise T2TError(f"{data_dir} already holds problem {definition['name']!r} defined "
-                       f"with other {', '.join(changed)}; use a new --data_dir or another "
-                       "--problem name.")
+                       f"with other {', '.join(changed)}{_recount(existing, definition)}; use a "
+                       "new --data_dir or another --problem name.")
     register(definition)
     if existing is None:
         os.makedirs(data_dir, exist_ok=True)
         atomic.write_text(path, json.dumps(definition, indent=2, ensure_ascii=False) + "\n")
+
+
+def _recount(existing: Dict, definition: Dict) -> str:
+    """" (FILES: N pairs, not the M recorded)" for the first corpus whose same files
+    now hold another number of pairs (edited in place); "" otherwise."""
+    def corpora(d: Dict) -> List[Dict]:
+        return list(d.get("train") or []) + [d.get(s) or {} for s in ("dev", "test")]
+
+    for old, new in zip(corpora(existing), corpora(definition)):
+        if old.get("files") and old.get("files") == new.get("files") \
+                and old.get("pairs") != new.get("pairs"):
+            return (f" ({', '.join(new['files'])}: {new['pairs']} pairs, not the "
+                    f"{old['pairs']} recorded)")
+    return ""
 
 
 def read(path: str) -> Dict:

@@ -219,6 +219,12 @@ class FilesProblem(Problem):
         return {source: (s for s, _ in self.raw_pairs(split, tmp_dir)),
                 target: (t for _, t in self.raw_pairs(split, tmp_dir))}
 
+    def raw_files(self, split: str, tmp_dir: Optional[str]) -> List[str]:
+        """The files a split reads: a held-out dev set reads the train files."""
+        if split == "train" or (split == "dev" and self._held_out):
+            return [p for c in self._train for p in c.files]
+        return list((self.definition.get(split) or {}).get("files") or [])
+
     def raw_pairs(self, split: str, tmp_dir: Optional[str]) -> Iterator[Pair]:
         if split == "train":
             for _, read in self.train_corpora(tmp_dir):

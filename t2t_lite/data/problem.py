@@ -137,6 +137,17 @@ class Problem:
         check_split(split)
         return {}
 
+    def raw_files(self, split: str, tmp_dir: Optional[str]) -> List[str]:
+        """The local files `raw_pairs(split, tmp_dir)` reads, in a fixed order.
+
+        Datagen records their size and SHA-256 with the split and writes the
+        split again on a rerun when they changed (`t2t_lite.data.raw_files`).
+        Default: none (data generated, downloaded or versioned elsewhere: a
+        finished split is reused as written).
+        """
+        check_split(split)
+        return []
+
     def num_shards(self, split: str) -> int:
         """How many TFRecord shards datagen writes for `split`."""
         check_split(split)

@@ -85,12 +85,11 @@ def check_vocab(source: str, vocab_file: str) -> None:
     Raises:
       T2TError: naming the command that encodes the data with `source`'s vocabulary.
     """
-    with open(model_dir.vocab_path(source), "rb") as f, open(vocab_file, "rb") as g:
-        if f.read() != g.read():
-            raise T2TError(
-                f"--warm_start_from={source}: the data's vocabulary "
-                f"({os.path.basename(vocab_file)}) is not the model's; encode the data with "
-                f"the model's: t2t-datagen --vocab_from={source} --data_dir=<a new directory>.")
+    if not model_dir.same_vocab(source, vocab_file):
+        raise T2TError(
+            f"--warm_start_from={source}: the data's vocabulary "
+            f"({os.path.basename(vocab_file)}) is not the model's; encode the data with "
+            f"the model's: t2t-datagen --vocab_from={source} --data_dir=<a new directory>.")
 
 
 def same_model(a: str, b: str) -> bool:

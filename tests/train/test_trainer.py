@@ -164,6 +164,13 @@ def test_model_dir_is_self_describing_and_conflicts_are_errors(tmp_path):
         model_dir.prepare(out, hp.parse("num_heads=2"), PROBLEM, str(vocab), 30)
     with pytest.raises(T2TError, match="was trained on"):
         model_dir.prepare(out, hp, "other_problem", str(vocab), 30)
+    vocab.write_bytes(b"PROTO")  # same name and size, other pieces (learned again)
+    with pytest.raises(T2TError) as refused:
+        model_dir.prepare(out, hp, PROBLEM, str(vocab), 30)
+    assert str(refused.value) == (
+        f"{out} was trained with another vocabulary than {vocab} (t2t-datagen learns it again "
+        f"when its train files change); use a new --output_dir, or encode the data with the "
+        f"model's: t2t-datagen --vocab_from={out} --data_dir=<a new directory>.")
     with pytest.raises(T2TError, match="not a t2t-lite model directory"):
         model_dir.read_hparams(str(tmp_path))
 
