@@ -1,4 +1,8 @@
-"""t2t-lite: tensor2tensor's Transformer workflow on Keras 3 and TensorFlow 2.21."""
+"""t2t-lite: tensor2tensor's Transformer workflow on Keras 3 and TensorFlow 2.21.
+
+The package's metadata and pins; how pip builds it (setuptools, PEP 517 / 660) is
+declared in pyproject.toml.
+"""
 
 from setuptools import setup
 

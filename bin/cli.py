@@ -10,15 +10,30 @@ from typing import Callable, Iterator, List
 
 from t2t_lite.errors import T2TError
 
-__all__ = ["ArgumentParser", "T2TError", "add_engine_flags", "check_engine_flags", "main",
-           "require"]
+__all__ = ["ArgumentParser", "HelpFormatter", "T2TError", "add_engine_flags",
+           "check_engine_flags", "main", "require"]
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """--help names each flag's default, "(default: 100)", unless its help text already
+    says it or there is none to name: None or "" (not given), an on/off switch's off."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        nothing_to_name = (action.default in (None, "", argparse.SUPPRESS)
+                           or isinstance(action.default, bool) and action.nargs == 0)
+        if nothing_to_name or "default" in text.lower():
+            return text
+        return super()._get_help_string(action)
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse with tensor2tensor's `--flag=value` style; unknown flags are errors."""
+    """argparse with tensor2tensor's `--flag=value` style; unknown flags are errors;
+    --help names the defaults (`HelpFormatter`)."""
 
     def __init__(self, **kwargs):
         kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(**kwargs)
 
 
@@ -117,3 +132,8 @@ def main(prog: str, run: Callable[[], int], tensorflow: bool = True) -> int:
         return 130
     except BrokenPipeError:  # e.g. `t2t-decoder ... | head`
         return 0
+
+
+def note(line: str) -> None:
+    """Prints a one-line note for the user to stderr (stdout may be the program's output)."""
+    print(line, file=sys.stderr, flush=True)

@@ -87,7 +87,7 @@ def _define(args: argparse.Namespace, data_dir: Optional[str], log):
                if not getattr(args, f, None)]
     if missing:
         raise T2TError(f"A problem defined by files needs {', '.join(missing)}.")
-    name = args.problem or f"translate_{args.source_lang}{args.target_lang}_files"
+    name = args.problem or files_problem.default_problem_name(args.source_lang, args.target_lang)
     origin = registry.problem_origin(name) if name in registry.list_problems() else None
     if origin not in (None, registry.DEFINED):
         owner = "built-in" if origin == registry.BUILT_IN else f"--usr_dir {origin}"

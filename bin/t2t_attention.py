@@ -34,7 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "self-attention or encoder-decoder attention")
     p.add_argument("--layer", type=int, default=-1, help="layer to draw, from 0 (default: last)")
     p.add_argument("--head", default="all", help="a head number, or 'all'")
-    p.add_argument("--style", default="heatmap", choices=["heatmap", "lines"])
+    p.add_argument("--style", default="heatmap", choices=["heatmap", "lines"],
+                   help="heatmap: one per head; lines: the paper's figures, a line from each "
+                        "query to each key")
     p.add_argument("--png", help="where to draw the picture")
     p.add_argument("--npz", help="where to write the raw weights and pieces")
     problem_flags.add_usr_dir_flag(p)

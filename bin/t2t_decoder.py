@@ -142,8 +142,8 @@ def _read_input(args: argparse.Namespace) -> List[str]:
     from t2t_lite.textio import read_lines, read_stream_lines
 
     if args.decode_from_file:
-        return read_lines(args.decode_from_file, strip="newline")
-    return read_stream_lines(sys.stdin.buffer, "standard input", strip="newline")
+        return read_lines(args.decode_from_file, strip="newline", note=cli.note)
+    return read_stream_lines(sys.stdin.buffer, "standard input", strip="newline", note=cli.note)
 
 
 def _ctranslate2_refusal(args: argparse.Namespace) -> Optional[str]:

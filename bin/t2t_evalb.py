@@ -23,6 +23,7 @@ import dataclasses
 import sys
 from typing import Optional, Sequence
 
+from t2t_lite.bin import cli
 from t2t_lite.errors import T2TError
 from t2t_lite.parsing.evalb import COLLINS_PARAMS, read_params
 from t2t_lite.parsing.evalb_report import evaluate_files, format_report
@@ -32,7 +33,7 @@ PROG = "t2t-evalb"
 
 def build_parser() -> argparse.ArgumentParser:
     """The program's flags (also read by the docs' generated reference)."""
-    parser = argparse.ArgumentParser(
+    parser = cli.ArgumentParser(
         prog=PROG,
         description="Evaluate bracketing in TEST against GOLD (EVALB-compatible): recall, "
         "precision, F-measure, complete match, crossing brackets, tagging accuracy.",
@@ -42,9 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-p", dest="prm", metavar="PRM",
                         help="EVALB parameter file (default: built-in COLLINS.prm settings)")
     parser.add_argument("-c", dest="cutoff_len", type=int, metavar="N",
-                        help="cut-off length for the second summary block (overrides CUTOFF_LEN)")
+                        help="cut-off length for the second summary block (default: the "
+                             "PRM's CUTOFF_LEN, 40 in COLLINS.prm)")
     parser.add_argument("-e", dest="max_error", type=int, metavar="N",
-                        help="number of errors to stop at (overrides MAX_ERROR)")
+                        help="number of errors to stop at (default: the PRM's MAX_ERROR, 10 "
+                             "in COLLINS.prm)")
     parser.add_argument("-d", dest="debug", action="store_true",
                         help="debug mode: print each sentence's words and brackets")
     return parser

@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "return_beams, write_beam_scores (the written lines), "
                         "batch_size (the default of --max_batch_sentences), "
                         "parallel_batches (batches translated at once; default one per core)")
-    p.add_argument("--precision", default="float32", choices=["float32", "bfloat16"])
+    p.add_argument("--precision", default="float32", choices=["float32", "bfloat16"],
+                   help="as t2t-decoder's")
     cli.add_engine_flags(p)
     p.add_argument("--model_name", help="NAME in /v1/models/NAME (TF Serving's MODEL_NAME; "
                                         "default: the model directory's name)")

@@ -51,17 +51,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval_steps", type=int, default=0, help="dev batches per evaluation (0: all)")
     p.add_argument("--eval_bleu_sentences", type=int, default=100,
                    help="dev sentences decoded greedily for BLEU at each evaluation (0: none)")
-    p.add_argument("--save_checkpoints_steps", type=int, default=1000)
-    p.add_argument("--save_checkpoints_secs", type=int, default=600)
+    p.add_argument("--save_checkpoints_steps", type=int, default=1000,
+                   help="save a checkpoint every this many steps (0: not by steps); a "
+                        "checkpoint is also saved at the end and when stopped")
+    p.add_argument("--save_checkpoints_secs", type=int, default=600,
+                   help="also save one when this many seconds passed since the last "
+                        "(0: not by time)")
     p.add_argument("--keep_checkpoint_max", type=int, default=20, help="0: keep all")
     p.add_argument("--max_train_minutes", type=float, default=0,
                    help="stop (save, evaluate) after this much wall-clock time (0: no limit)")
     p.add_argument("--log_every", type=int, default=100, help="steps between progress lines")
-    p.add_argument("--random_seed", type=int, default=1)
+    p.add_argument("--random_seed", type=int, default=1,
+                   help="seed of the initial weights, dropout and the order of the training "
+                        "examples")
     p.add_argument("--early_stopping_patience", type=int, default=0,
                    help="stop after this many evaluations without a better dev loss (0: never)")
     p.add_argument("--strategy", default="auto",
-                   choices=["auto", "one_device", "mirrored", "multi_worker"])
+                   choices=["auto", "one_device", "mirrored", "multi_worker"],
+                   help="auto: multi_worker when TF_CONFIG names a cluster, mirrored with "
+                        "several GPUs, else one_device")
     p.add_argument("--jit_compile", action="store_true", help="compile the step with XLA")
     p.add_argument("--precision", default="float32",
                    choices=["float32", "mixed_bfloat16", "mixed_float16"],

@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     combinations = tuning.parse_grid(args.grid, args.decode_hparams)
     _, options = decoding.parse_decode_hparams(SearchParams(), args.decode_hparams)
     model_dir = model_dir_lib.ModelDir.open(args.output_dir)  # a wrong one is told first
-    lines = read_lines(args.decode_from_file, strip="newline")
+    lines = read_lines(args.decode_from_file, strip="newline", note=cli.note)
     references = count_lines(args.decode_reference)
     if references != len(lines):
         raise cli.T2TError(f"{args.decode_from_file} has {len(lines)} lines but "

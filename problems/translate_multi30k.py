@@ -12,7 +12,7 @@ trailing spaces included); the vocabulary round-trips it exactly.
 """
 
 import os
-from typing import Iterator, Optional
+from typing import Iterator, List, Optional
 
 from t2t_lite import registry
 from t2t_lite.data.layout import check_split
@@ -31,13 +31,20 @@ class TranslateEndeMulti30k(Problem):
     vocab_size = 8000
     num_train_shards = 4
 
+    def raw_files(self, split: str, tmp_dir: Optional[str]) -> List[str]:
+        """`{stem}.en` and `{stem}.de` in `tmp_dir` (none without `tmp_dir`)."""
+        check_split(split)
+        stem = _FILE_STEMS[split]
+        return [os.path.join(tmp_dir, f"{stem}.{lang}") for lang in ("en", "de")] if tmp_dir \
+            else []
+
     def raw_pairs(self, split: str, tmp_dir: Optional[str]) -> Iterator[Pair]:
         check_split(split)
         stem = _FILE_STEMS[split]
         if not tmp_dir:
             raise T2TError(f"{self.name} reads local files: pass --tmp_dir=DIR with "
                            f"{stem}.en and {stem}.de (e.g. ../shared/data/multi30k).")
-        paths = [os.path.join(tmp_dir, f"{stem}.{lang}") for lang in ("en", "de")]
+        paths = self.raw_files(split, tmp_dir)
         missing = [p for p in paths if not os.path.isfile(p)]
         if missing:
             raise T2TError(f"{self.name}: missing {', '.join(missing)} (--tmp_dir must hold "

@@ -93,6 +93,10 @@ class TranslateWmt14(Problem):
                  functools.partial(read_parallel_text, source, target))
                 for source, target in files]
 
+    def raw_files(self, split: str, tmp_dir: Optional[str]) -> List[str]:
+        """The local files of `split` (none when it comes from tensorflow-datasets)."""
+        return [path for pair in self.local_files(split, tmp_dir) for path in pair]
+
     def raw_pairs(self, split: str, tmp_dir: Optional[str]) -> Iterator[Pair]:
         files = self.local_files(split, tmp_dir)
         if files:

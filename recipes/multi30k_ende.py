@@ -30,6 +30,15 @@ real target tokens; `t2t_lite.train.tokens_seen`). It prints one table and
 writes it to WORK_DIR/results.json (or --score_dir's); the last line is the final
 score.
 
+With `--preprocess=lc_norm_tok` it trains and scores on the data preparation of the
+published Multi30k results instead of the raw text: train, val and test lowercased,
+punctuation-normalized and Moses-tokenized as Multi30k's `tok/*.lc.norm.tok.*` files
+(`t2t_lite.data.lc_norm_tok`, written to WORK_DIR/prepared), one joint BPE vocabulary
+of `--bpe_merges` merges over both sides, a problem defined by those files
+(`translate_ende_multi30k_lc_norm_tok`), and every BLEU computed on the prepared
+references with no further tokenization (`t2t-bleu --tokenize=none`: fairseq's
+`--remove-bpe` output scored as multi-bleu.perl scores it).
+
 With `--patience=N` everything is scored as if training had stopped early the
 way fairseq's --patience stops it: at the first checkpoint after which N in a
 row had no lower dev loss (every checkpoint's dev loss is computed after
@@ -47,11 +56,15 @@ import re
 import subprocess
 import sys
 import time
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from t2t_lite.bin.t2t_datagen import add_subword_sampling_flags
 
 PROBLEM = "translate_ende_multi30k"
+PREPARED_PROBLEM = "translate_ende_multi30k_lc_norm_tok"
+PREPARED_DIR = "prepared"  # under --work_dir
+SPLIT_STEMS = ("train", "val", "test_2016_flickr")
+DEFAULT_BPE_MERGES = 10000  # what Multi30k papers with subword-nmt BPE use
 TEST_STEM = "test_2016_flickr"
 DEV_STEM = "val"
 
@@ -124,19 +137,34 @@ def minutes_into_run(saved_at: float, args) -> Optional[float]:
 
 def decode_bleu(model_dir: str, checkpoint: Optional[str], decode_hparams: str, stem: str,
                 args, out_path: str, log_path: str) -> tuple:
-    """Translates `stem`.en of --tmp_dir; returns the sacreBLEU score and signature
-    t2t-decoder printed."""
+    """Translates `stem`.en of the recipe's text (--tmp_dir's, or the prepared files);
+    returns the sacreBLEU score and signature t2t-decoder printed, or with
+    --preprocess=lc_norm_tok `prepared_bleu`'s."""
+    reference = os.path.join(args.text_dir, stem + ".de")
     command = ["t2t-decoder", f"--output_dir={model_dir}", f"--decode_hparams={decode_hparams}",
-               f"--decode_from_file={os.path.join(args.tmp_dir, stem + '.en')}",
-               f"--decode_to_file={out_path}",
-               f"--decode_reference={os.path.join(args.tmp_dir, stem + '.de')}"]
+               f"--decode_from_file={os.path.join(args.text_dir, stem + '.en')}",
+               f"--decode_to_file={out_path}", f"--decode_reference={reference}"]
     if checkpoint:
         command.append(f"--checkpoint_path={checkpoint}")
     stderr = run_command(command, log_path)
+    if args.preprocess == "lc_norm_tok":
+        return prepared_bleu(out_path, reference, log_path)
     match = re.search(r"^BLEU = ([0-9.]+) (\S+)", stderr, re.M)
     if not match:
         raise SystemExit(f"recipe: no BLEU line from t2t-decoder (log: {log_path}).")
     return float(match.group(1)), match.group(2)
+
+
+def prepared_bleu(out_path: str, reference: str, log_path: str) -> tuple:
+    """(BLEU, signature) of a translation of the prepared text against its prepared
+    reference, split on whitespace only (t2t-bleu --tokenize=none): the model's output
+    is already lowercased and tokenized, and decoding joined its BPE pieces."""
+    line = run_command(["t2t-bleu", f"--translation={out_path}", f"--reference={reference}",
+                        "--tokenize=none"], log_path, stdout=True)
+    match = re.search(r"^BLEU\|(\S+) = ([0-9.]+)", line, re.M)
+    if not match:
+        raise SystemExit(f"recipe: no BLEU line from t2t-bleu (log: {log_path}).")
+    return float(match.group(2)), match.group(1)
 
 
 def moses_lowercase_bleu(out_path: str, args, log_path: str) -> float:
@@ -199,8 +227,8 @@ def tune_on_dev(avg_dir: str, args, log_path: str) -> str:
     """The --decode_hparams t2t-tune-decoder chooses on val over --tune_grid."""
     stderr_and_out = run_command(
         ["t2t-tune-decoder", f"--output_dir={avg_dir}",
-         f"--decode_from_file={os.path.join(args.tmp_dir, DEV_STEM + '.en')}",
-         f"--decode_reference={os.path.join(args.tmp_dir, DEV_STEM + '.de')}",
+         f"--decode_from_file={os.path.join(args.text_dir, DEV_STEM + '.en')}",
+         f"--decode_reference={os.path.join(args.text_dir, DEV_STEM + '.de')}",
          f"--grid={args.tune_grid}", f"--report={os.path.join(args.score_dir, 'tune.json')}"],
         log_path, stdout=True)
     match = re.search(r"--decode_hparams=(\S+)", stderr_and_out.strip().splitlines()[-1])
@@ -227,8 +255,9 @@ def score_mark(label: str, available: List[tuple], args, decode_hparams: str,
             out = os.path.join(args.score_dir, f"test_{label}_{name}_{search}.de")
             row[f"{name}_{search}"], row["signature"] = decode_bleu(
                 model_dir, checkpoint, options, TEST_STEM, args, out, log_path)
-    row["avg_beam_lc_moses"] = moses_lowercase_bleu(
-        os.path.join(args.score_dir, f"test_{label}_avg_beam.de"), args, log_path)
+    if args.preprocess == "raw":  # the prepared text is scored lowercased and tokenized already
+        row["avg_beam_lc_moses"] = moses_lowercase_bleu(
+            os.path.join(args.score_dir, f"test_{label}_avg_beam.de"), args, log_path)
     return row
 
 
@@ -242,6 +271,13 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                         "--select=best_dev_loss, without replacing the first results")
     p.add_argument("--hparams_set", default="transformer_multi30k")
     p.add_argument("--hparams", default="")
+    p.add_argument("--preprocess", default="raw", choices=["raw", "lc_norm_tok"],
+                   help="raw: the files of --tmp_dir as written; lc_norm_tok: lowercased, "
+                        "normalized and tokenized as Multi30k's tok/*.lc.norm.tok.* files, "
+                        "with a joint BPE vocabulary, scored on the prepared references")
+    p.add_argument("--bpe_merges", type=int, default=None,
+                   help="with --preprocess=lc_norm_tok: the BPE merges of the joint vocabulary "
+                        f"(default {DEFAULT_BPE_MERGES:,})")
     add_subword_sampling_flags(p)  # passed to t2t-datagen as given
     p.add_argument("--random_seed", type=int, default=1)
     p.add_argument("--precision", default="float32", choices=["float32", "mixed_bfloat16"],
@@ -288,9 +324,21 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
         p.error(f"--patience must be >= 0, got {args.patience}")
     if not (args.save_steps or args.save_secs):
         p.error("--save_steps or --save_secs: checkpoints are needed to average")
+    if args.bpe_merges is not None and args.preprocess != "lc_norm_tok":
+        p.error("--bpe_merges: only with --preprocess=lc_norm_tok (the raw text's vocabulary is "
+                "the problem's)")
+    if args.preprocess == "lc_norm_tok" and args.subword_samples:
+        p.error("--subword_samples: the BPE vocabulary of --preprocess=lc_norm_tok has no "
+                "n-best segmentations to sample from")
+    if args.bpe_merges is not None and args.bpe_merges < 1:
+        p.error(f"--bpe_merges must be >= 1, got {args.bpe_merges}")
+    args.bpe_merges = args.bpe_merges or DEFAULT_BPE_MERGES
     args.score_dir = args.score_dir or args.work_dir
     args.model_dir = os.path.join(args.work_dir, "model")
     args.data_dir = os.path.join(args.work_dir, "data")
+    prepared = args.preprocess == "lc_norm_tok"
+    args.problem = PREPARED_PROBLEM if prepared else PROBLEM
+    args.text_dir = os.path.join(args.work_dir, PREPARED_DIR) if prepared else args.tmp_dir
     return args
 
 
@@ -309,7 +357,7 @@ def resolve_budget(args) -> None:
 def train(args, log_path: str) -> List[int]:
     """Runs t2t-trainer (resuming if the model directory has checkpoints); returns the
     steps it resumed at."""
-    command = ["t2t-trainer", f"--problem={PROBLEM}", f"--hparams_set={args.hparams_set}",
+    command = ["t2t-trainer", f"--problem={args.problem}", f"--hparams_set={args.hparams_set}",
                f"--data_dir={args.data_dir}", f"--output_dir={args.model_dir}",
                f"--train_steps={args.train_steps}",
                f"--max_train_minutes={args.train_minutes:g}",
@@ -324,6 +372,55 @@ def train(args, log_path: str) -> List[int]:
     return [int(s) for s in re.findall(r"^Resumed from \S+ at step (\d+)\.$", output, re.M)]
 
 
+def prepare_text(args) -> Tuple[str, int]:
+    """Writes the prepared train, val and test files (`lc_norm_tok.prepare_file`) and
+    their joint BPE model into args.text_dir, each run anew (the same bytes from the same
+    raw files: a changed raw file cannot leave stale data behind); returns the model's
+    path and its number of ids."""
+    from t2t_lite.data import lc_norm_tok
+    from t2t_lite.data.split_writer import write_atomically
+    from t2t_lite.errors import T2TError
+    start = time.time()
+    os.makedirs(args.text_dir, exist_ok=True)
+    model = os.path.join(args.text_dir, f"bpe{args.bpe_merges}.model")
+    try:
+        for stem in SPLIT_STEMS:
+            for lang in ("en", "de"):
+                prepared = os.path.join(args.text_dir, f"{stem}.{lang}")
+                lines, tokens = lc_norm_tok.prepare_file(
+                    os.path.join(args.tmp_dir, f"{stem}.{lang}"), prepared, lang)
+                print(f"  {prepared}: {lines:,} lines, {tokens:,} tokens", flush=True)
+        write_atomically(model, lc_norm_tok.learn_joint_bpe(
+            [os.path.join(args.text_dir, f"train.{lang}") for lang in ("en", "de")],
+            args.bpe_merges))
+    except T2TError as e:
+        sys.exit(f"recipe: {e}")
+    import sentencepiece
+    size = sentencepiece.SentencePieceProcessor(model_file=model).get_piece_size()
+    print(f"Prepared text in {args.text_dir} ({time.time() - start:.1f} s): lowercased, "
+          f"normalized, tokenized; joint BPE {os.path.basename(model)}, {size:,} ids.",
+          flush=True)
+    return model, size
+
+
+def generate_data(args, log_path: str) -> None:
+    """t2t-datagen of the raw files, or (--preprocess=lc_norm_tok) of the prepared files
+    with their BPE vocabulary, as a problem defined by those files."""
+    command = ["t2t-datagen", f"--data_dir={args.data_dir}"]
+    command += [f"--{name}={getattr(args, name)}" for name in SUBWORD_FLAGS
+                if getattr(args, name) is not None]
+    if args.preprocess == "raw":
+        run_command(command + [f"--problem={PROBLEM}", f"--tmp_dir={args.tmp_dir}"], log_path)
+        return
+    model, size = prepare_text(args)
+    files = {stem: ",".join(os.path.join(args.text_dir, f"{stem}.{lang}")
+                            for lang in ("en", "de")) for stem in SPLIT_STEMS}
+    run_command(command + [f"--problem={PREPARED_PROBLEM}", "--source_lang=en",
+                           "--target_lang=de", f"--train_files={files['train']}",
+                           f"--dev_files={files[DEV_STEM]}", f"--test_files={files[TEST_STEM]}",
+                           f"--vocab_size={size}", f"--vocab_from={model}"], log_path)
+
+
 def tokens_text(tokens: Optional[Dict[str, int]]) -> str:
     from t2t_lite.train import tokens_seen
     return tokens_seen.describe(tokens) if tokens else "tokens not counted"
@@ -334,10 +431,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     resolve_budget(args)
     os.makedirs(args.score_dir, exist_ok=True)
     log_path = os.path.join(args.score_dir, "recipe.log")
-    sampling = [f"--{name}={getattr(args, name)}" for name in SUBWORD_FLAGS
-                if getattr(args, name) is not None]
-    run_command(["t2t-datagen", f"--problem={PROBLEM}", f"--data_dir={args.data_dir}",
-                 f"--tmp_dir={args.tmp_dir}", *sampling], log_path)
+    generate_data(args, log_path)
     args.start = time.time()
     resumed_at = train(args, log_path)
     train_minutes = (time.time() - args.start) / 60
@@ -367,29 +461,40 @@ def main(argv: Optional[List[str]] = None) -> int:
     rows[-1].update(train_minutes=round(train_minutes, 1), dev_avg_beam=dev_bleu,
                     budget={"train_steps": args.train_steps, "batch_size": args.batch_size,
                             "train_minutes": args.train_minutes},
-                    resumed_at=resumed_at, patience=args.patience, stopped_at=stopped_at)
+                    resumed_at=resumed_at, patience=args.patience, stopped_at=stopped_at,
+                    preprocess=args.preprocess)
     with open(os.path.join(args.score_dir, "results.json"), "w", encoding="utf-8") as f:
         json.dump(rows, f, indent=1)
+    print_table(rows, args, decode_hparams)
+    return 0
+
+
+def print_table(rows: List[Dict[str, object]], args, decode_hparams: str) -> None:
+    """The scores of every mark, then the final one (the last line)."""
+    raw = args.preprocess == "raw"
     how = ("the last" if args.select == "last" else "the lowest dev loss of")
+    scored = ("sacreBLEU; lc-tok: lowercased, Moses-tokenized" if raw else
+              "BLEU on the lowercased, normalized, tokenized references, tok:none")
     print(f"\n{'mark':>6} {'step':>6} {'greedy':>7} {'beam':>7} {'avg greedy':>11} "
-          f"{'avg beam':>9} {'avg beam lc-tok':>16}   (test_2016_flickr sacreBLEU; avg: "
-          f"{how} {args.average} checkpoints; beam: {decode_hparams}; lc-tok: lowercased, "
-          "Moses-tokenized)")
+          f"{'avg beam':>9} {'avg beam lc-tok':>16}   (test_2016_flickr {scored}; avg: "
+          f"{how} {args.average} checkpoints; beam: {decode_hparams})")
     for r in rows:
+        lc_tok = f"{r['avg_beam_lc_moses']:16.2f}" if raw else f"{'-':>16}"
         print(f"{r['mark']:>6} {r['step']:>6} {r['single_beam1']:7.2f} "
               f"{r['single_beam']:7.2f} {r['avg_beam1']:11.2f} {r['avg_beam']:9.2f} "
-              f"{r['avg_beam_lc_moses']:16.2f}   {tokens_text(r['tokens'])}")
+              f"{lc_tok}   {tokens_text(r['tokens'])}")
     final = rows[-1]
-    resumed = (f"; resumed at step {', '.join(map(str, resumed_at))}" if resumed_at else "")
-    if stopped_at:
-        resumed += f"; stopped early (--patience={args.patience}) at step {stopped_at}"
-    print(f"Final: {TEST_STEM} sacreBLEU {final['avg_beam']:.2f} (average of "
+    resumed = (f"; resumed at step {', '.join(map(str, final['resumed_at']))}"
+               if final["resumed_at"] else "")
+    if final["stopped_at"]:
+        resumed += f"; stopped early (--patience={args.patience}) at step {final['stopped_at']}"
+    also = (f"; lowercased Moses-tokenized {final['avg_beam_lc_moses']:.2f}" if raw else "")
+    print(f"Final: {TEST_STEM} {'sacreBLEU' if raw else 'BLEU (lc.norm.tok, tok:none)'} "
+          f"{final['avg_beam']:.2f} (average of "
           f"{len(final['averaged'])} checkpoints, {decode_hparams}; {final['step']} steps of "
           f"batch_size={args.batch_size}: {tokens_text(final['tokens'])}; "
           f"{final['train_minutes']} min of training in this run{resumed}; val "
-          f"{dev_bleu:.2f}; lowercased Moses-tokenized {final['avg_beam_lc_moses']:.2f}) "
-          f"{final['signature']}")
-    return 0
+          f"{final['dev_avg_beam']:.2f}{also}) {final['signature']}")
 
 
 if __name__ == "__main__":

@@ -86,11 +86,12 @@ def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str
 
     A new directory gets the metadata and a copy of the vocabulary. An
     existing one (`existing`: `existing_run(model_dir)`) must have been written
-    for the same hparams and problem: anything else is an error rather than a
-    silent mix of two runs. The caller holds the directory's `TrainingLock`,
-    so no other trainer writes between the check and the writing.
-    `write=False` (a multi-worker run's non-chief workers, which take no lock)
-    only checks what the chief wrote.
+    for the same hparams and problem, and its copy of the vocabulary must be
+    `vocab_path`'s bytes: anything else is an error rather than a silent mix of
+    two runs. The caller holds the directory's `TrainingLock`, so no other
+    trainer writes between the check and the writing. `write=False` (a
+    multi-worker run's non-chief workers, which take no lock) only checks what
+    the chief wrote.
 
     `train_mix` (t2t-trainer --train_mix) is recorded in a new directory; an
     existing one must have recorded the same mix (a resumed run without the
@@ -117,6 +118,7 @@ def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str
         if existing.info != problem:
             raise T2TError(f"{model_dir} was trained on {existing.info}, not {problem}; "
                            "use a new --output_dir.")
+        _check_same_vocab(existing, vocab_path)
         _check_train_mix(existing, train_mix)
         usr_dir.check_model(model_dir, existing.usr_dir_record)
         return
@@ -130,6 +132,23 @@ def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str
                           json.dumps({"train_mix": train_mix}, indent=2))
     # last: marks the directory complete
     atomic.write_text(os.path.join(model_dir, HPARAMS_FILE), hparams.to_json())
+
+
+def same_vocab(source: "ModelDir", vocab_file: str) -> bool:
+    """Whether `vocab_file` holds the bytes of `source`'s copy of its vocabulary."""
+    with open(source.vocab_path, "rb") as f, open(vocab_file, "rb") as g:
+        return f.read() == g.read()
+
+
+def _check_same_vocab(existing: "ModelDir", data_vocab: str) -> None:
+    """Refuses data whose vocabulary file is not the copy in `existing` (same name
+    and size, other pieces: e.g. learned again by t2t-datagen from edited files)."""
+    if not same_vocab(existing, data_vocab):
+        raise T2TError(
+            f"{existing.path} was trained with another vocabulary than {data_vocab} "
+            "(t2t-datagen learns it again when its train files change); use a new "
+            f"--output_dir, or encode the data with the model's: t2t-datagen "
+            f"--vocab_from={existing.path} --data_dir=<a new directory>.")
 
 
 def _check_train_mix(existing: "ModelDir", train_mix: Optional[str]) -> None:
@@ -146,7 +165,7 @@ def _check_train_mix(existing: "ModelDir", train_mix: Optional[str]) -> None:
 def _parse_json(data: bytes, path: str) -> Any:
     try:
         return json.loads(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:  # JSONDecodeError is a ValueError
+    except ValueError as e:  # JSONDecodeError, bad UTF-8, an integer over 4,300 digits
         raise T2TError(f"Corrupt {path}: {e}") from None
 
 

@@ -10,10 +10,10 @@ for the rest of the process. It does two things:
     provided. No top-level `tensor2tensor` package is installed, so nothing
     else the user runs is shadowed before a user directory is given.
   - The modules of the user directory get TensorFlow 1's `tf.gfile` and
-    `tf.logging` (`t2t_lite.t2t_compat.tf1`): after such a module has run, a
-    global bound to `tensorflow` (or `tensorflow.compat.v1`) is swapped for a
-    view of it that answers them, said in one line per directory; TensorFlow itself is
-    left as it is for every other module.
+    `tf.logging` (`t2t_lite.t2t_compat.tf1`) before their code runs: their
+    `import tensorflow` (or `tensorflow.compat.v1`) binds a view of it that
+    answers them, said in one line per directory; TensorFlow itself is left as
+    it is for every other module.
 
 Why this module is outside `t2t_lite.t2t_compat`: that package builds on
 t2t-import's hparams mapping, which reads model directories, which know the
@@ -70,7 +70,8 @@ class _Alias(importlib.abc.Loader):
 
 
 class _UsrDirLoader(importlib.abc.Loader):
-    """Runs a user-directory module with its own loader, then gives it TF1's names."""
+    """Runs a user-directory module with its own loader, its imports of TensorFlow
+    answered by TF1 views (`tf1.builtins_for`)."""
 
     def __init__(self, loader, usr_dir: str):
         self.loader = loader
@@ -80,8 +81,10 @@ class _UsrDirLoader(importlib.abc.Loader):
         return self.loader.create_module(spec)
 
     def exec_module(self, module):
+        tf1 = importlib.import_module(f"{COMPAT_PACKAGE}.tf1")
+        module.__builtins__ = tf1.builtins_for(self.usr_dir)
         self.loader.exec_module(module)
-        importlib.import_module(f"{COMPAT_PACKAGE}.tf1").adapt_module(module, self.usr_dir)
+        tf1.adapt_module(module, self.usr_dir)
 
     def __getattr__(self, name):  # get_source, get_filename, ...: the real loader's
         return getattr(self.loader, name)

@@ -8,10 +8,12 @@ already has replaces the built-in, said in one line (`t2t_lite.registry`).
 
 A model directory trained with one records it (`usr_dir.json`: path, a
 SHA-256 of its Python files, the names it registered) but never imports code
-by itself: programs that read the model take `--usr_dir` again. A model whose
-problem came from a user directory that was not given is refused in one line
-naming it (`check_model`); one given with other Python files than the
-training run's is said in one line. Exported models need no user directory.
+by itself: programs that read the model take `--usr_dir` again, at any path (a
+copy, a symlink, another machine). A model whose problem came from a user
+directory is refused in one line when the directory given does not register
+that problem (`check_model`); one at another path or with other Python files
+than the training run's is said in one line. Exported models need no user
+directory.
 """
 
 import dataclasses
@@ -147,21 +149,34 @@ def check_record(value, path: str) -> Dict:
 
 def check_model(model_dir: str, recorded: Optional[Dict], note=registry.note) -> None:
     """Refuses the model in `model_dir`, whose usr_dir.json holds `recorded` (None:
-    none), when its problem came from a user directory not given; says in one
-    line when the given one's Python files differ from the training run's.
+    none), when its problem came from a user directory and the one given (at any
+    path: a copy, a symlink, another machine) does not register that problem;
+    says in one line when the given directory's path or Python files differ from
+    the training run's.
 
     Raises:
-      T2TError: the model's problem is the user directory's, and this process
-        imported none (or another one).
+      T2TError: the model's problem is a user directory's, and this process imported
+        none, or one that does not register it.
     """
     if recorded is None:
         return
-    if recorded["problem"] and (_imported is None or _imported.path != recorded["path"]):
-        given = f" (given: --usr_dir={_imported.path})" if _imported else ""
-        raise T2TError(f"{model_dir} was trained on problem {recorded['problem']!r} of "
-                       f"--usr_dir={recorded['path']}: pass --usr_dir={recorded['path']}"
-                       f"{given}.")
-    if _imported is not None and _imported.path == recorded["path"] \
-            and _imported.sha256 != recorded["sha256"]:
-        note(f"--usr_dir={_imported.path}: its Python files differ from the ones {model_dir} "
-             "was trained with; its problems and hparams sets may have changed.")
+    problem = recorded["problem"]
+    if problem and (_imported is None or problem not in registry.list_problems()
+                    or registry.problem_origin(problem) != _imported.path):
+        given = (f" (--usr_dir={_imported.path} does not register it)" if _imported else "")
+        raise T2TError(f"{model_dir} was trained on problem {problem!r} of "
+                       f"--usr_dir={recorded['path']}: pass --usr_dir with a directory that "
+                       f"registers it{given}.")
+    if _imported is None:
+        return
+    moved = os.path.realpath(_imported.path) != os.path.realpath(recorded["path"])
+    changed = _imported.sha256 != recorded["sha256"]
+    given = f"--usr_dir={_imported.path}"
+    if moved:
+        files = ("other Python files (SHA-256): its problems and hparams sets may have changed"
+                 if changed else "the same Python files (SHA-256)")
+        note(f"{given}: {model_dir} was trained with --usr_dir={recorded['path']}; this one "
+             f"has {files}.")
+    elif changed:
+        note(f"{given}: its Python files differ from the ones {model_dir} was trained with; "
+             "its problems and hparams sets may have changed.")

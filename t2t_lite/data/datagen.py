@@ -19,9 +19,12 @@ ids, split names and shard names are defined in `t2t_lite.data.layout`):
     version (`t2t_lite.data.layout.LAYOUT_VERSION`) and shuffle seed, and per
     split the shard files with their sizes and SHA-256 (`t2t_lite.data.integrity`),
     example and subword counts, and what was dropped; for train, each corpus's
-    name, shard range and example count;
+    name, shard range and example count; per split ("raw_files") and for a learned
+    vocabulary ("vocab_raw_files"), the size and SHA-256 of each raw file read
+    (`Problem.raw_files`, `t2t_lite.data.raw_files`);
   - `{problem}-{split}.{suffix}`: plain-text files a problem asks for
-    (`Problem.text_files`, e.g. parsing's gold trees), written once.
+    (`Problem.text_files`, e.g. parsing's gold trees), written once, and again
+    when the split's raw files changed.
 
 The vocabulary size is an upper bound: `{size}` in the file name is the
 problem's, the learned size (smaller when the train text cannot support
@@ -39,7 +42,11 @@ every split whose shards and metadata are complete and whose shards have the
 sizes it recorded, and says so; a split with a missing or resized shard is
 written again, and so are train shards of an older t2t-datagen (written in
 corpus order, or without their corpora recorded: layout 1 or 2); delete the
-files to regenerate them.
+files to regenerate them. Raw files whose size or SHA-256 differ from the
+record are named in one line each: a split read from them is written again,
+and a vocabulary learned from them (never one given) is learned again, which
+re-encodes every split. Files that cannot be read are not compared, and data
+of a t2t-datagen that recorded no files is reused, saying so, and recorded.
 
 Long steps print a progress line about every 9 seconds, and no two lines are
 more than 10 seconds apart (`progress`).
@@ -71,12 +78,13 @@ from t2t_lite.data.layout import (EOS_ID, LAYOUT_VERSION, PAD_ID, SHUFFLED_LAYOU
                                    shard_name)
 from t2t_lite.data.problem import Problem
 from t2t_lite.data.progress import Clock, keep_alive
+from t2t_lite.data.raw_files import RawFiles, changed_file, record_if_missing, split_changed
 from t2t_lite.data.subword_sampling import SubwordSampling
 from t2t_lite.data.split_writer import (  # EMPTY_SIDE: datagen.EMPTY_SIDE for callers
     EMPTY_SIDE, STATE_PREFIX, TMP_PREFIX, remove_state, state_prefix, write_atomically,
     write_split)
 from t2t_lite.data.vocab_files import build_vocab_and_counts, data_vocab_path
-from t2t_lite.data.vocab import SubwordVocab
+from t2t_lite.data.vocab import SubwordVocab, vocab_path
 from t2t_lite.errors import T2TError
 
 SHUFFLE_SEED = 1234  # train shards' permutations (recorded in the metadata)
@@ -114,15 +122,17 @@ def own_temporary(problem_name: str) -> "re.Pattern":
     Each kind of file is matched whole, so `translate_ende`'s never match
     `translate_ende_multi30k`'s: shards `P-{split}-NNNNN-of-NNNNN`, text files
     `P-{split}.{suffix}`, the metadata `P.datagen.json`, the vocabulary `P.sp{N}.model`
-    and `.vocab` or `P.subwords`, and a split's resumable state `.partial.P-{split}.json`
-    and `.chunk-NNNNN`, each under `TMP_PREFIX`.
+    and `.vocab`, or t2t's `P.subwords`, `P.bytes` or `P.tokens`, and a split's resumable
+    state `.partial.P-{split}.json` and `.chunk-NNNNN`, each under `TMP_PREFIX`.
     """
     name, split = re.escape(problem_name), "(?:" + "|".join(SPLITS) + ")"
     own = [rf"{name}-{split}-\d+-of-\d+",
-           # A suffix without a dot (e.g. "trees", "pt-BR"), and not "subwords": problem
-           # "P-dev"'s metadata, vocabularies and t2t vocabulary are "P-dev.<more>".
-           rf"{name}-{split}\.(?!subwords$)[^.]+",
-           rf"{name}\.datagen\.json", rf"{name}\.sp\d+\.(?:model|vocab)", rf"{name}\.subwords",
+           # A suffix without a dot (e.g. "trees", "pt-BR"), and not a t2t vocabulary's
+           # ("subwords", "bytes", "tokens"): problem "P-dev"'s metadata, vocabularies and
+           # t2t vocabularies are "P-dev.<more>".
+           rf"{name}-{split}\.(?!(?:subwords|bytes|tokens)$)[^.]+",
+           rf"{name}\.datagen\.json", rf"{name}\.sp\d+\.(?:model|vocab)",
+           rf"{name}\.(?:subwords|bytes|tokens)",
            rf"{re.escape(STATE_PREFIX)}{name}-{split}\.(?:json|chunk-\d+)"]
     return re.compile(re.escape(TMP_PREFIX) + "(?:" + "|".join(own) + ")")
 
@@ -159,10 +169,12 @@ def text_file_path(data_dir: str, problem_name: str, split: str, suffix: str) ->
 
 
 def _write_text_files(problem: Problem, split: str, data_dir: str, tmp_dir: Optional[str],
-                      log: Callable[[str], None]) -> None:
+                      log: Callable[[str], None], again: bool) -> None:
+    """Writes the split's `Problem.text_files` that are absent (all of them `again`:
+    its raw files changed)."""
     for suffix, lines in problem.text_files(split, tmp_dir).items():
         path = text_file_path(data_dir, problem.name, split, suffix)
-        if not os.path.isfile(path):
+        if again or not os.path.isfile(path):
             write_atomically(path, "".join(line + "\n" for line in lines).encode("utf-8"))
             log(f"  {split}: wrote {os.path.basename(path)}")
 
@@ -223,9 +235,23 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
             metadata_path(data_dir, problem.name))
     corpora = problem.train_corpora(tmp_dir)
     vocab_model = vocab_model or _t2t_vocab_file(problem, data_dir, log)
-    vocab, counts = build_vocab_and_counts(problem, data_dir, corpora, log, vocab_model, clock)
+    raw_files = RawFiles()
+    learned = _learned_vocab(problem, data_dir, vocab_model)
+    train_files = raw_files.records(problem.raw_files("train", tmp_dir)) if learned else []
+    changed = (train_files and os.path.isfile(learned)
+               and changed_file(meta.get("vocab_raw_files", train_files), train_files))
+    if changed:
+        log(f"  vocabulary: {changed} changed since {os.path.basename(learned)} was learned "
+            "from it; learning it again")
+    vocab, counts = build_vocab_and_counts(problem, data_dir, corpora, log, vocab_model, clock,
+                                           relearn=bool(changed))
     vocab_file = data_vocab_path(data_dir, problem, vocab_model)
+    if not learned:
+        meta.pop("vocab_raw_files", None)
+    elif train_files:  # else kept: the files are gone, nothing was compared
+        meta["vocab_raw_files"] = train_files
     digest = hashlib.sha256(vocab.model_proto).hexdigest()
+    written = dict(meta.get("splits", {}))  # their raw files: to rewrite changed text files
     if meta.get("vocab_sha256") != digest:
         meta["splits"] = {}  # shards encoded with another vocabulary are not reused
     meta.update(vocab_sha256=digest, problem=problem.name, source_language=problem.source_language,
@@ -244,11 +270,14 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
         if split == "train":  # at least one per corpus
             num_shards = max(num_shards, len(corpora))
         paths = shard_paths(data_dir, problem.name, split, num_shards)
-        _write_text_files(problem, split, data_dir, tmp_dir, log)
+        files = raw_files.records(problem.raw_files(split, tmp_dir))
+        changed = split_changed(written.get(split), split, files, log)
+        _write_text_files(problem, split, data_dir, tmp_dir, log, again=changed)
         prefix = state_prefix(data_dir, problem.name, split)
         wanted = sampling.as_dict() if split == "train" and sampling.enabled else None
-        if (meta["splits"].get(split, {}).get("subword_sampling") == wanted
+        if (not changed and meta["splits"].get(split, {}).get("subword_sampling") == wanted
                 and _reusable(meta, split, paths, data_dir, problem.name, log)):
+            record_if_missing(meta["splits"][split], split, files, log)
             remove_state(prefix)  # left if killed after recording the split
             continue
         old = meta["splits"].pop(split, None)
@@ -274,12 +303,21 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
                 total_pairs=total, clock=clock)
         if wanted:
             stats["subword_sampling"] = wanted
+        if files:
+            stats["raw_files"] = files
         meta["splits"][split] = stats
         _write_metadata(data_dir, meta)
         remove_state(prefix)
         log(_split_line(split, stats, reused=False) + f" [{time.time() - start:.1f} s]")
     _write_metadata(data_dir, meta)
     return meta
+
+
+def _learned_vocab(problem: Problem, data_dir: str, vocab_model: Optional[str]) -> str:
+    """The path of the SentencePiece vocabulary datagen learns (or learned) from the
+    train split of `problem`; "" when it is given (`vocab_model`, a t2t file)."""
+    path = data_vocab_path(data_dir, problem, vocab_model)
+    return path if not vocab_model and path == vocab_path(data_dir, problem) else ""
 
 
 def _t2t_vocab_file(problem: Problem, data_dir: str,

@@ -23,20 +23,24 @@ or empty when none is given. Datagen writes dev and test as plain text too
 (`text_files`: `{problem}-dev.de`, `{problem}-dev.en`), to decode and score.
 
 The raw text policy of the built-in problems applies (`t2t_lite.data.problem`):
-lines byte for byte, one-line errors. Every file is checked before anything is
-written (`check_corpus`): missing or unreadable files, aligned files of
-different lengths, TSV lines without exactly one TAB, empty corpora and
-non-UTF-8 lines are each a one-line `T2TError` naming the file (and line).
+lines byte for byte but for the line end and a leading byte-order mark (said
+in one line per file), one-line errors. A blank TSV line (empty or whitespace
+only) is a blank pair, as a blank line in both aligned files is: dropped from
+train, kept in dev and test. Every file is checked before anything is written
+(`check_corpus`): missing or unreadable files, aligned files of different
+lengths, other TSV lines without exactly one TAB, empty corpora and non-UTF-8
+lines are each a one-line `T2TError` naming the file (and line).
 """
 
 import dataclasses
 import os
 import random
+import re
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from t2t_lite.data.problem import Corpus, Pair, Problem, read_parallel_text
 from t2t_lite.errors import T2TError
-from t2t_lite.textio import iter_lines
+from t2t_lite.textio import Note, iter_lines
 
 DEFINITION_KIND = "text_files"
 DEFINITION_VERSION = 1
@@ -44,6 +48,8 @@ HELD_OUT_SEED = 1234
 HELD_OUT_FRACTION = 20      # 1/20 = 5% of the train pairs ...
 HELD_OUT_MAX = 1000         # ... at most this many
 DEFAULT_VOCAB_SIZE = 8000
+# Problem names become file names in the data and model directories.
+PROBLEM_NAME = re.compile(r"[a-z0-9_]+")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,11 +63,12 @@ class CorpusFiles:
     def is_tsv(self) -> bool:
         return len(self.files) == 1
 
-    def pairs(self) -> Iterator[Pair]:
-        """Its (source, target) pairs in file order (see `check_corpus` for errors)."""
+    def pairs(self, note: Note = None) -> Iterator[Pair]:
+        """Its (source, target) pairs in file order (see `check_corpus` for errors);
+        `note` receives a line per file whose byte-order mark was removed."""
         if not self.is_tsv:
-            return read_parallel_text(*self.files)
-        return _tsv_pairs(self.files[0])
+            return read_parallel_text(*self.files, note=note)
+        return _tsv_pairs(self.files[0], note)
 
     def to_json(self) -> Dict:
         return {"name": self.name, "files": list(self.files)}
@@ -71,12 +78,20 @@ class CorpusFiles:
         return cls(value["name"], tuple(value["files"]))
 
 
-def _tsv_pairs(path: str) -> Iterator[Pair]:
-    for number, line in enumerate(iter_lines(path, strip="newline"), start=1):
+def _tsv_pairs(path: str, note: Note = None) -> Iterator[Pair]:
+    """The pairs of a TSV file; a blank line (empty or whitespace only) is a blank
+    pair, as a blank line of both aligned files is."""
+    for number, line in enumerate(iter_lines(path, strip="newline", note=note), start=1):
         tabs = line.count("\t")
+        if tabs == 0 and not line.strip():
+            yield line, ""
+            continue
         if tabs != 1:
+            hint = ("; a side holding a TAB cannot be told from the separator (`paste` "
+                    "writes such lines): give the two sides as aligned files, SOURCE,TARGET"
+                    if tabs > 1 else "")
             raise T2TError(f"{path}, line {number}: expected one TAB between source and target, "
-                           f"found {tabs}.")
+                           f"found {tabs}{hint}.")
         source, target = line.split("\t")
         yield source, target
 
@@ -108,8 +123,9 @@ def parse_corpus_spec(spec: str, flag: str) -> CorpusFiles:
     return CorpusFiles(name or _default_name(paths[0]), tuple(paths))
 
 
-def check_corpus(corpus: CorpusFiles, role: str) -> int:
-    """Reads `corpus` once and returns its number of pairs.
+def check_corpus(corpus: CorpusFiles, role: str, note: Note = None) -> int:
+    """Reads `corpus` once and returns its number of pairs; `note` receives a
+    line per file whose byte-order mark was removed.
 
     Raises:
       T2TError: a missing or unreadable file, aligned files of different line
@@ -123,7 +139,7 @@ def check_corpus(corpus: CorpusFiles, role: str) -> int:
         if not os.access(path, os.R_OK):
             raise T2TError(f"Cannot read {path} ({role} corpus {corpus.name!r}): permission "
                            "denied.")
-    count = sum(1 for _ in corpus.pairs())
+    count = sum(1 for _ in corpus.pairs(note))
     if not count:
         raise T2TError(f"The {role} corpus {corpus.name!r} ({', '.join(corpus.files)}) is empty.")
     return count
@@ -203,6 +219,12 @@ class FilesProblem(Problem):
         return {source: (s for s, _ in self.raw_pairs(split, tmp_dir)),
                 target: (t for _, t in self.raw_pairs(split, tmp_dir))}
 
+    def raw_files(self, split: str, tmp_dir: Optional[str]) -> List[str]:
+        """The files a split reads: a held-out dev set reads the train files."""
+        if split == "train" or (split == "dev" and self._held_out):
+            return [p for c in self._train for p in c.files]
+        return list((self.definition.get(split) or {}).get("files") or [])
+
     def raw_pairs(self, split: str, tmp_dir: Optional[str]) -> Iterator[Pair]:
         if split == "train":
             for _, read in self.train_corpora(tmp_dir):
@@ -220,6 +242,23 @@ def _bind(method: Callable, corpus: CorpusFiles, start: int) -> Callable[[], Ite
     return lambda: method(corpus, start)
 
 
+def _once(log: Callable[[str], None]) -> Callable[[str], None]:
+    """`log`, passing each distinct line only the first time."""
+    seen = set()
+
+    def once(line: str) -> None:
+        if line not in seen:
+            seen.add(line)
+            log(line)
+    return once
+
+
+def default_problem_name(source_language: str, target_language: str) -> str:
+    """`translate_{source}{target}_files`, lower-cased, a '-' of a code as '_'
+    (`pt-BR`, `en` -> `translate_pt_bren_files`)."""
+    return f"translate_{source_language}{target_language}_files".lower().replace("-", "_")
+
+
 def make_definition(name: str, source_language: str, target_language: str,
                     train: Sequence[CorpusFiles], dev: Optional[CorpusFiles],
                     test: Optional[CorpusFiles], vocab_size: int,
@@ -227,12 +266,19 @@ def make_definition(name: str, source_language: str, target_language: str,
     """Checks every file (`check_corpus`) and returns the problem's definition.
 
     Raises:
-      T2TError: a bad language code or vocabulary size, no or duplicate train
+      T2TError: a problem name outside [a-z0-9_]+, a bad language code or
+        vocabulary size, no or duplicate train
         corpus names, too few pairs to hold out a dev set, or a bad file.
     """
     for flag, code in (("--source_lang", source_language), ("--target_lang", target_language)):
         if not code or not code.replace("-", "").isalnum():
             raise T2TError(f"{flag}={code!r}: expected a language code such as en, de or ja.")
+    if not PROBLEM_NAME.fullmatch(name):
+        raise T2TError(f"Problem name {name!r}: only lower-case letters, digits and '_' (it "
+                       "names files in the data directory); give another --problem=NAME.")
+    if source_language == target_language:  # paraphrase, post-editing: real uses
+        log(f"Source and target are both {source_language!r}: dev and test are written as "
+            f"text to {name}-dev.source / {name}-dev.target (and -test.*), not .{source_language}.")
     if vocab_size < 300:  # SentencePiece needs room for the 256 byte pieces and specials
         raise T2TError(f"--vocab_size={vocab_size}: at least 300 (the 256 byte pieces, the "
                        "special ids and some words).")
@@ -243,7 +289,8 @@ def make_definition(name: str, source_language: str, target_language: str,
     if repeated:
         raise T2TError(f"Two train corpora are named {repeated[0]!r}: name them with "
                        "--train_files=NAME=FILES.")
-    train_json = [dict(c.to_json(), pairs=check_corpus(c, "train")) for c in train]
+    note = _once(log)  # a file given twice (train and dev) is noted once
+    train_json = [dict(c.to_json(), pairs=check_corpus(c, "train", note)) for c in train]
     total = sum(c["pairs"] for c in train_json)
     definition = {"kind": DEFINITION_KIND, "version": DEFINITION_VERSION, "name": name,
                   "source_language": source_language, "target_language": target_language,
@@ -253,7 +300,8 @@ def make_definition(name: str, source_language: str, target_language: str,
         if corpus is None:
             definition[split] = None
             continue
-        definition[split] = {"files": list(corpus.files), "pairs": check_corpus(corpus, split)}
+        definition[split] = {"files": list(corpus.files),
+                             "pairs": check_corpus(corpus, split, note)}
         shared = sorted(train_files & set(corpus.files))
         if shared:
             log(f"Warning: {shared[0]} is both a train and a {split} file: {split} scores will "

@@ -21,10 +21,13 @@ registering it (e.g. in a test) sets `name` itself.
 
 Raw text policy (every problem; enforced by `read_parallel_text`, which reads
 with `t2t_lite.textio` and `strip="newline"`, and by datagen):
-  - A line is everything up to "\\n" (a "\\r" before it is dropped too); the text
-    is kept byte for byte otherwise: no whitespace collapsing, no entity
-    unescaping, no Unicode normalisation (Multi30k's `&amp;`, TABs, non-breaking
-    spaces and trailing spaces survive).
+  - A line is everything up to "\\n" (a "\\r" before it is dropped too, and a
+    UTF-8 byte-order mark at the start of a file); the text is kept byte for
+    byte otherwise: no whitespace collapsing, no entity unescaping, no Unicode
+    normalisation (Multi30k's `&amp;`, TABs, non-breaking spaces and trailing
+    spaces survive). Problems of tensor2tensor user directories read their
+    files as tensor2tensor does instead (`t2t_lite.t2t_compat`: each line
+    `strip()`ped, which keeps a U+FEFF).
   - Source and target files must have the same number of lines: `T2TError`
     naming both files and counts.
   - A line that is not valid UTF-8 is a `T2TError` naming the file and line
@@ -41,7 +44,7 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, List, Optional, Pro
 from t2t_lite.data.layout import check_split
 from t2t_lite.errors import T2TError
 from t2t_lite.metrics.translation import reference_bleu, translation_report, translation_scores
-from t2t_lite.textio import count_lines, iter_lines
+from t2t_lite.textio import Note, count_lines, iter_lines
 
 Pair = Tuple[str, str]
 # One corpus of a train split: (name, a function returning a new iterator over its pairs).
@@ -134,6 +137,17 @@ class Problem:
         check_split(split)
         return {}
 
+    def raw_files(self, split: str, tmp_dir: Optional[str]) -> List[str]:
+        """The local files `raw_pairs(split, tmp_dir)` reads, in a fixed order.
+
+        Datagen records their size and SHA-256 with the split and writes the
+        split again on a rerun when they changed (`t2t_lite.data.raw_files`).
+        Default: none (data generated, downloaded or versioned elsewhere: a
+        finished split is reused as written).
+        """
+        check_split(split)
+        return []
+
     def num_shards(self, split: str) -> int:
         """How many TFRecord shards datagen writes for `split`."""
         check_split(split)
@@ -182,11 +196,12 @@ class Problem:
                 f"{self.source_language}->{self.target_language}, vocab_size={self.vocab_size})")
 
 
-def read_parallel_text(source_path: str, target_path: str) -> Iterator[Pair]:
+def read_parallel_text(source_path: str, target_path: str, note: Note = None) -> Iterator[Pair]:
     """Yields (source, target) line pairs of two parallel plain-text files.
 
     The line counts are compared before the first pair is yielded, so a
-    mismatch fails fast.
+    mismatch fails fast. `note` receives a line per file whose byte-order mark
+    was removed (`t2t_lite.textio`).
 
     Raises:
       T2TError: a file is missing, the line counts differ, or a line is not UTF-8.
@@ -196,5 +211,5 @@ def read_parallel_text(source_path: str, target_path: str) -> Iterator[Pair]:
         raise T2TError(
             f"Parallel files differ in length: {source_path} has {n_source} lines but "
             f"{target_path} has {n_target}.")
-    yield from zip(iter_lines(source_path, strip="newline"),
-                   iter_lines(target_path, strip="newline"))
+    yield from zip(iter_lines(source_path, strip="newline", note=note),
+                   iter_lines(target_path, strip="newline", note=note))

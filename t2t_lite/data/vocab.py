@@ -45,6 +45,10 @@ WORD_START = "\u2581"  # SentencePiece's word-boundary mark, "▁"
 # SentencePiece's result depends on its thread count; fixing it makes the
 # vocabulary the same on every machine for the same training text.
 _TRAINER_THREADS = 4
+# SentencePiece's BPE made to segment as subword-nmt's does (`train_sentencepiece(bpe=True)`).
+_SUBWORD_NMT_BPE = dict(model_type="bpe", treat_whitespace_as_suffix=True,
+                        add_dummy_prefix=False, split_by_unicode_script=False,
+                        split_by_number=False, max_sentencepiece_length=64)
 
 
 def vocab_file_name(problem_name: str, vocab_size: int) -> str:
@@ -60,8 +64,10 @@ def vocab_path(data_dir: str, problem) -> str:
 
 
 def train_sentencepiece(sentences: Iterable[str], vocab_size: int,
-                        hard_limit: bool = True, whole_words: Iterable[str] = ()) -> bytes:
-    """Learns a unigram SentencePiece model with exact round trip; returns its proto bytes.
+                        hard_limit: bool = True, whole_words: Iterable[str] = (),
+                        bpe: bool = False) -> bytes:
+    """Learns a unigram (or BPE) SentencePiece model with exact round trip; returns its
+    proto bytes.
 
     Args:
       sentences: training text, one sentence per item.
@@ -74,6 +80,13 @@ def train_sentencepiece(sentences: Iterable[str], vocab_size: int,
         tokens of linearized trees. A symbol is matched greedily anywhere a word
         starts, so an ordinary word beginning with one (`INTERNATIONAL` with
         `IN`) is split after it; text still round-trips exactly.
+      bpe: learn byte-pair merges the way subword-nmt does (Sennrich et al.
+        2016) instead of a unigram model: within whitespace-separated words,
+        the word boundary marked at the end of a word (`cat▁`, subword-nmt's
+        `cat</w>`; not after a line's last word, so that it round-trips
+        exactly), pieces mixing scripts, letters and digits (`&apos;s`), up
+        to 64 characters long. `vocab_size` is then the merges plus the
+        characters of the text (with `▁`) plus the 259 ids above.
 
     Raises:
       T2TError: `hard_limit` and the text is too small for `vocab_size`
@@ -84,12 +97,13 @@ def train_sentencepiece(sentences: Iterable[str], vocab_size: int,
     try:
         spm.SentencePieceTrainer.train(
             sentence_iterator=iter(sentences), model_writer=model,
-            vocab_size=vocab_size, model_type="unigram",
+            vocab_size=vocab_size,
             normalization_rule_name="identity", remove_extra_whitespaces=False,
             character_coverage=1.0, byte_fallback=True,
             pad_id=PAD_ID, eos_id=EOS_ID, unk_id=UNK_ID, bos_id=-1,
             hard_vocab_limit=hard_limit, num_threads=_TRAINER_THREADS, minloglevel=2,
-            user_defined_symbols=[WORD_START + w for w in sorted(set(whole_words))])
+            user_defined_symbols=[WORD_START + w for w in sorted(set(whole_words))],
+            **(_SUBWORD_NMT_BPE if bpe else {"model_type": "unigram"}))
     except RuntimeError as e:
         raise T2TError(f"SentencePiece could not learn {vocab_size} pieces from "
                        f"{len(sentences):,} sentences: {e}") from None

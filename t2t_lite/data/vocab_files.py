@@ -76,9 +76,12 @@ def build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
 
 def build_vocab_and_counts(problem: Problem, data_dir: str, corpora: List[Corpus],
                  log: Callable[[str], None], vocab_model: Optional[str],
-                 clock: Clock = time.monotonic) -> Tuple[SubwordVocab, Optional[List[int]]]:
+                 clock: Clock = time.monotonic,
+                 relearn: bool = False) -> Tuple[SubwordVocab, Optional[List[int]]]:
     """`build_vocab` from the train `corpora`, also returning the number of
-    train pairs of each when it read them (t2t-datagen's progress lines use them)."""
+    train pairs of each when it read them (t2t-datagen's progress lines use them).
+    `relearn`: learn the SentencePiece vocabulary again even when it exists (its
+    train files changed), replacing it."""
     path = data_vocab_path(data_dir, problem, vocab_model)
     if vocab_model:
         return _copy_vocab(vocab_model, path, log), None
@@ -93,7 +96,7 @@ def build_vocab_and_counts(problem: Problem, data_dir: str, corpora: List[Corpus
         vocab = T2TSubwordVocab.from_file(path)
         log(f"  vocabulary: reusing {os.path.basename(path)} ({vocab.vocab_size} subwords)")
         return vocab, None
-    if os.path.isfile(path):
+    if os.path.isfile(path) and not relearn:
         vocab = SubwordVocab.from_file(path)
         log(f"  vocabulary: reusing {os.path.basename(path)} ({vocab.vocab_size} pieces)")
         return vocab, None

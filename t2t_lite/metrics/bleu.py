@@ -39,6 +39,9 @@ _LANGUAGE_ALIASES = {"zho": "zh", "chi": "zh", "cmn": "zh", "jpn": "ja", "kor": 
 # `spm`: that one downloads its SentencePiece model on first use, which a training
 # job's dev evaluation must not depend on.
 _NEEDS_EXTRA = {"ja-mecab": ("ja", "char"), "ko-mecab": ("ko", "char")}
+# What sacreBLEU raises when a tokenizer's packages are missing or broken (it imports
+# MeCab and its dictionary lazily and fails only when the tokenizer is built).
+_BUILD_ERRORS = (ImportError, RuntimeError, AssertionError, OSError)
 
 
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str],
@@ -60,13 +63,21 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str],
       "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0").
 
     Raises:
-      T2TError: different line counts or an unknown tokenizer.
+      T2TError: different line counts, an unknown tokenizer, or one sacreBLEU cannot
+        build (ja-mecab / ko-mecab without MeCab).
     """
     _check_counts(hypotheses, references, "BLEU")
     if tokenize not in TOKENIZERS:
         raise T2TError(f"Unknown tokenizer {tokenize!r}; expected one of "
                        f"{', '.join(TOKENIZERS)}." + did_you_mean(tokenize, TOKENIZERS))
-    metric = sacrebleu.metrics.BLEU(tokenize=tokenize, lowercase=lowercase)
+    try:
+        metric = sacrebleu.metrics.BLEU(tokenize=tokenize, lowercase=lowercase)
+    except _BUILD_ERRORS as e:  # MeCab or its dictionary missing (the `ja` / `ko` extras)
+        extra, fallback = _NEEDS_EXTRA.get(tokenize, (None, None))
+        hint = (f"; pip install -e '.[{extra}]' in the t2t-lite checkout for it, or score "
+                f"with the {fallback!r} tokenizer" if extra else "")
+        raise T2TError(f"sacreBLEU's {tokenize!r} tokenizer cannot be built "
+                       f"({_first_line(e)}){hint}.") from None
     score = metric.corpus_score(list(hypotheses), [list(references)])
     return score, str(metric.get_signature())
 
@@ -96,8 +107,8 @@ def _usable_tokenizer(recommended: str) -> str:
         return recommended
     extra, fallback = _NEEDS_EXTRA[recommended]
     print(f"note: BLEU of this {extra} target uses sacreBLEU's {fallback!r} tokenizer, not its "
-          f"recommended {recommended!r} ({why_not}); pip install 't2t-lite[{extra}]' for "
-          f"{recommended}", file=sys.stderr, flush=True)
+          f"recommended {recommended!r} ({why_not}); pip install -e '.[{extra}]' in the t2t-lite "
+          f"checkout for {recommended}", file=sys.stderr, flush=True)
     return fallback
 
 
@@ -109,10 +120,15 @@ def _why_unusable(tokenizer: str) -> Optional[str]:
     """
     try:
         sacrebleu.metrics.BLEU(tokenize=tokenizer)
-    except (ImportError, RuntimeError, AssertionError, OSError) as e:
-        lines = [line for line in str(e).splitlines() if line.strip()]
-        return lines[0].strip().rstrip(".") if lines else type(e).__name__
+    except _BUILD_ERRORS as e:
+        return _first_line(e)
     return None
+
+
+def _first_line(error: Exception) -> str:
+    """The first non-blank line of `error`'s message, without its full stop."""
+    lines = [line for line in str(error).splitlines() if line.strip()]
+    return lines[0].strip().rstrip(".") if lines else type(error).__name__
 
 
 def corpus_chrf(hypotheses: Sequence[str], references: Sequence[str]) -> Tuple[CHRFScore, str]:

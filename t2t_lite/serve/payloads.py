@@ -20,6 +20,7 @@ import base64
 import binascii
 import dataclasses
 import json
+import sys
 from typing import Any, List, Optional, Sequence
 
 from t2t_lite.decode.decoding import one_line
@@ -60,9 +61,10 @@ def parse_json(body: bytes) -> Any:
     """The request body's JSON value.
 
     Raises:
-      ApiError: 400 for bytes that are not UTF-8 or not JSON, or JSON nested deeper than
+      ApiError: 400 for bytes that are not UTF-8 or not JSON, JSON nested deeper than
         Python's parser recurses (about 1,000 arrays or objects; a body under the size
-        limit can nest far deeper).
+        limit can nest far deeper), or an integer longer than Python converts from a
+        string (4,300 digits by default: a ValueError that is not a JSONDecodeError).
     """
     try:
         text = body.decode("utf-8")
@@ -76,6 +78,9 @@ def parse_json(body: bytes) -> Any:
                           f"column {e.colno}.") from None
     except RecursionError:
         raise bad_request("The request body nests arrays or objects too deeply.") from None
+    except ValueError:  # after JSONDecodeError, its subclass: the integer limit
+        raise bad_request(f"The request body holds an integer of more than "
+                          f"{sys.get_int_max_str_digits():,} digits.") from None
 
 
 def _object(value: Any, keys: Sequence[str]) -> dict:

@@ -59,10 +59,22 @@ def newest_version(export_dir: str) -> Tuple[int, str]:
 
 
 def _read_json(path: str) -> Optional[dict]:
+    """The JSON object in `path`, or None without the file.
+
+    Raises:
+      T2TError: the file is not a JSON object Python reads (also an integer of more than
+        4,300 digits, a ValueError that is not a JSONDecodeError).
+    """
     if not os.path.isfile(path):
         return None
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    try:
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+    except (OSError, ValueError) as e:  # ValueError: JSONDecodeError, UnicodeDecodeError too
+        raise T2TError(f"Corrupt {path}: {e}") from None
+    if not isinstance(value, dict):
+        raise T2TError(f"Corrupt {path}: expected a JSON object, got {type(value).__name__}.")
+    return value
 
 
 class SavedModelEngine:

@@ -8,9 +8,11 @@ as t2t does (and reuses those files when present, as t2t does). Files already
 in tmp_dir are read as they are; otherwise the archive the URL names is
 unpacked (.tar.gz, .tgz, .zip), downloaded first when absent and the network
 answers (`generator_utils.maybe_download`, else one line naming the file to
-place there). .gz files are unzipped, SGM tags stripped, each side stripped, and pairs with an empty
-side dropped. TMX corpora and t2t's cleaning (`datatypes_to_clean`) are
-refused in one line.
+place there). .gz files are unzipped, SGM tags stripped, each side stripped,
+and pairs with an empty side dropped. A TSV line is split at every TAB before
+its columns are stripped, as t2t does: an empty first or last column keeps the
+other columns in their places. TMX corpora and t2t's cleaning
+(`datatypes_to_clean`) are refused in one line.
 """
 
 import os
@@ -95,10 +97,7 @@ def _dataset_pairs(tmp_dir: str, dataset):
         if not glob():
             _fetch(url, tmp_dir, pattern)
         for path in glob():
-            for line in text_problems.txt_line_iterator(_gunzipped(path)):
-                if "\t" in line:
-                    parts = line.split("\t")
-                    yield parts[source_column].strip(), parts[target_column].strip()
+            yield from _tsv_columns(_gunzipped(path), source_column, target_column)
         return
     path1, path2 = (os.path.join(tmp_dir, f) for f in files)
     if not (tf.io.gfile.exists(path1) and tf.io.gfile.exists(path2)):
@@ -106,6 +105,28 @@ def _dataset_pairs(tmp_dir: str, dataset):
     is_sgm = path1.endswith("sgm") and path2.endswith("sgm")
     for sample in text_problems.text2text_txt_iterator(_gunzipped(path1), _gunzipped(path2)):
         yield _strip_sgm(sample["inputs"], is_sgm), _strip_sgm(sample["targets"], is_sgm)
+
+
+def _tsv_columns(path: str, source_column: int, target_column: int):
+    """Two columns of each line of a TSV file holding a TAB, as t2t's compile_data reads
+    them: the raw line is split and each column stripped, so an empty first column keeps
+    its place and an empty last column gives an empty side (a pair compile_data drops).
+
+    Raises:
+      T2TError: a line with fewer columns than asked for (t2t stops with an IndexError).
+    """
+    with tf.io.gfile.GFile(path) as f:
+        for number, line in enumerate(f, 1):
+            if "\t" not in line:
+                continue
+            parts = line.split("\t")
+            try:
+                source, target = parts[source_column], parts[target_column]
+            except IndexError:
+                raise T2TError(f"{path}, line {number}: {len(parts)} TAB-separated columns, "
+                               f"but columns {source_column} and {target_column} are read "
+                               "(tensor2tensor stops there with an IndexError).") from None
+            yield source.strip(), target.strip()
 
 
 def _fetch(url: str, tmp_dir: str, wanted: str) -> None:

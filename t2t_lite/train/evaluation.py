@@ -49,6 +49,14 @@ def dev_dataset_fn(data_dir: str, problem_name: str,
                              hp.max_length, training=False)
 
 
+def metrics_line(metrics: Dict[str, float], notes: Optional[Dict[str, str]] = None) -> str:
+    """"accuracy 0.8125  bleu 24.1000 (tok:13a)  loss 1.2000": each metric by name, with
+    its note (`Evaluator`'s `notes`) in brackets."""
+    notes = notes or {}
+    return "  ".join(f"{name} {value:.4f}" + (f" ({notes[name]})" if name in notes else "")
+                     for name, value in sorted(metrics.items()))
+
+
 # (hypotheses, references, sources) -> {metric name: value}, e.g. `Problem.dev_scores`.
 ScoresFn = Callable[[Sequence[str], Sequence[str], Sequence[str]], Dict[str, float]]
 
@@ -66,15 +74,19 @@ class Evaluator:
         full at each evaluation (or the first `eval_steps` batches).
       translator: a (greedy) `Translator` over `model`, for decoding metrics; None: none.
       dev_scores: the problem's metrics of decoded outputs (`Problem.dev_scores`).
+      notes: what a metric is, shown beside its value by `metrics_line`, e.g.
+        {"bleu": "tok:13a"} (the BLEU tokenizer of `dev_scores`).
     """
 
     def __init__(self, model, hp: HParams, dev_dataset_fn: Callable[[], tf.data.Dataset],
-                 translator=None, dev_scores: Optional[ScoresFn] = None):
+                 translator=None, dev_scores: Optional[ScoresFn] = None,
+                 notes: Optional[Dict[str, str]] = None):
         self.model = model
         self.hp = hp
         self.dev_dataset_fn = dev_dataset_fn
         self.translator = translator
         self.dev_scores = dev_scores
+        self.notes = dict(notes or {})
         self._batch_stats = tf.function(self._stats, autograph=False,
                                         input_signature=[{"inputs": _SPEC, "targets": _SPEC}])
 

@@ -26,6 +26,7 @@ from t2t_lite.decode.search import SearchParams, search_for_problem
 from t2t_lite.decode.translator import Translator
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
+from t2t_lite.metrics.bleu import language_tokenizer
 from t2t_lite.train.evaluation import Evaluator, dev_dataset_fn
 from t2t_lite.train.keras_internals import set_random_seed
 from t2t_lite.train.schedule import make_optimizer
@@ -67,12 +68,14 @@ def make_trainer(hparams: HParams, problem_name: str, data_dir: str, output_dir:
                             pad_to_bucket_boundary=options.jit_compile, sources=sources)
 
     dev_dataset = dev_dataset_fn(data_dir, problem_name, hparams)
-    translator, dev_scores = None, None
+    translator, dev_scores, notes = None, None, {}
     if problem is not None and vocab is not None:
         greedy = SearchParams.for_problem(problem, beam_size=1)
         translator = Translator(search_for_problem(model, problem, vocab, greedy), vocab)
         dev_scores = problem.dev_scores
-    evaluator = Evaluator(model, hparams, dev_dataset, translator, dev_scores)
+        # The tokenizer `Problem.dev_scores` scores BLEU with, named in the eval line.
+        notes = {"bleu": f"tok:{language_tokenizer(problem.target_language)}"}
+    evaluator = Evaluator(model, hparams, dev_dataset, translator, dev_scores, notes)
     return Trainer(hparams, model, optimizer, train_dataset, output_dir, options, strategy,
                    evaluator)
 

@@ -29,6 +29,7 @@ from t2t_lite import best_dir, model_dir
 from t2t_lite.data.pipeline import without_autotune_thread
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
+from t2t_lite.train.evaluation import metrics_line
 from t2t_lite.train.keras_internals import dropout_seed_states
 from t2t_lite.train import tokens_seen
 from t2t_lite.train.step import apply_global_mean, replica_gradients
@@ -351,8 +352,8 @@ class Trainer:
         writer.flush()
         if self.chief and "bleu" in metrics:
             self._keep_if_best(metrics["bleu"])
-        print(f"eval step {self.step}: " +
-              "  ".join(f"{k} {v:.4f}" for k, v in sorted(metrics.items())), flush=True)
+        notes = getattr(self.evaluator, "notes", None)  # an `Evaluator`'s, e.g. BLEU's tokenizer
+        print(f"eval step {self.step}: {metrics_line(metrics, notes)}", flush=True)
         return metrics
 
     def _keep_if_best(self, bleu: float) -> None:

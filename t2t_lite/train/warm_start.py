@@ -28,7 +28,7 @@ import tensorflow as tf
 from t2t_lite import atomic, averaging, checkpoints
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
-from t2t_lite.model_dir import WARM_START_FILE, ModelDir
+from t2t_lite.model_dir import WARM_START_FILE, ModelDir, same_vocab
 
 # What fixes the weights' shapes, or what they mean: (the field a user sets,
 # the HParams attribute that resolves its 0 default). A fine-tuned model keeps M's.
@@ -84,13 +84,12 @@ def check_vocab(source: ModelDir, vocab_file: str) -> None:
     Raises:
       T2TError: naming the command that encodes the data with `source`'s vocabulary.
     """
-    with open(source.vocab_path, "rb") as f, open(vocab_file, "rb") as g:
-        if f.read() != g.read():
-            raise T2TError(
-                f"--warm_start_from={source.path}: the data's vocabulary "
-                f"({os.path.basename(vocab_file)}) is not the model's; encode the data with "
-                f"the model's: t2t-datagen --vocab_from={source.path} "
-                "--data_dir=<a new directory>.")
+    if not same_vocab(source, vocab_file):
+        raise T2TError(
+            f"--warm_start_from={source.path}: the data's vocabulary "
+            f"({os.path.basename(vocab_file)}) is not the model's; encode the data with "
+            f"the model's: t2t-datagen --vocab_from={source.path} "
+            "--data_dir=<a new directory>.")
 
 
 def same_model(a: str, b: str) -> bool:

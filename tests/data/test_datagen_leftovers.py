@@ -9,11 +9,12 @@ from t2t_lite.data import datagen
 from t2t_lite.problems.translate_numbers import TranslateEndeNumbers
 
 # The temporary files a run of a problem P writes: shards, text files, the metadata,
-# the vocabulary (SentencePiece or t2t), a split's resumable state and chunk.
+# the vocabulary (SentencePiece, t2t's subwords, bytes or tokens), a split's resumable state and chunk.
 TEMPORARY = [".incomplete.{}-train-00003-of-00100", ".incomplete.{}-test.trees",
              ".incomplete.{}-dev.pt-BR",
              ".incomplete.{}.datagen.json", ".incomplete.{}.sp37000.model",
              ".incomplete.{}.sp37000.vocab", ".incomplete.{}.subwords",
+             ".incomplete.{}.bytes", ".incomplete.{}.tokens",
              ".incomplete..partial.{}-train.json", ".incomplete..partial.{}-train.chunk-00002"]
 # Complete files and resumable state of P: never the clean-up's.
 COMPLETE = ["{}-train-00000-of-00100", "{}.datagen.json", ".partial.{}-train.json",
@@ -34,12 +35,14 @@ def test_only_the_problems_own_temporary_files_are_removed(tmp_path):
               # problem "translate_ende-dev"'s, not translate_ende's dev text files
               + [".incomplete.translate_ende-dev.subwords",
                  ".incomplete.translate_ende-dev.datagen.json",
-                 ".incomplete.translate_ende-dev.sp300.model"])
+                 ".incomplete.translate_ende-dev.sp300.model",
+                 ".incomplete.translate_ende-dev.bytes",
+                 ".incomplete.translate_ende-dev.tokens"])
     make_files(tmp_path, own + others)
     log = []
     datagen._remove_leftovers(str(tmp_path), "translate_ende", log.append)
     assert sorted(os.listdir(tmp_path)) == sorted(others)
-    assert log == ["  removed 9 incomplete file(s) left by an interrupted run"]
+    assert log == ["  removed 11 incomplete file(s) left by an interrupted run"]
 
 
 class PrefixOfMulti30k(TranslateEndeNumbers):

@@ -119,11 +119,14 @@ def test_changed_raw_data_is_encoded_again(two_corpora, tmp_path, monkeypatch, c
     for f in os.listdir(data):
         if f.endswith((".model", ".vocab")):
             (expected / f).write_bytes((data / f).read_bytes())
-    datagen.generate_data(TwoCorpora(), str(expected), str(raw), lambda s: None)
+    datagen.generate_data(TwoCorpora(), str(expected), str(raw), lambda s: None,
+                          vocab_model=str(expected / f"{NAME}.sp300.model"))
 
     counting.update(fail_at=None, pairs=0)
     log = []
-    datagen.generate_data(TwoCorpora(), str(data), str(raw), log.append)
+    # The same vocabulary given (one learned from files that changed is learned again).
+    datagen.generate_data(TwoCorpora(), str(data), str(raw), log.append,
+                          vocab_model=str(data / f"{NAME}.sp300.model"))
     assert log[2] == ("  train: the raw data differs from what an interrupted run encoded; "
                       "encoding the split again")
     assert counting["pairs"] == CATS + DOGS + 27 + 27

@@ -30,6 +30,12 @@ def api_bleu(hyps, refs, **kwargs):
     return metric.corpus_score(hyps, [refs]), str(metric.get_signature())
 
 
+def api_chrf_line(hyps, refs):
+    """sacreBLEU's chrF2 line (cased, as its command line scores chrF also with -lc)."""
+    metric = sacrebleu.metrics.CHRF()
+    return metric.corpus_score(hyps, [refs]).format(signature=str(metric.get_signature()))
+
+
 def write(path, lines):
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return path
@@ -59,7 +65,8 @@ def test_reference_against_itself_is_100(reference, capsys):
     assert code == 0 and err == ""
     assert out == ("BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0 = 100.00 "
                    "100.0/100.0/100.0/100.0 (BP = 1.000 ratio = 1.000 hyp_len = 62688 "
-                   "ref_len = 62688)\n")
+                   "ref_len = 62688)\n"
+                   "chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0 = 100.00\n")
 
 
 @pytest.mark.parametrize("options,kwargs", [
@@ -69,16 +76,18 @@ def test_reference_against_itself_is_100(reference, capsys):
     (["--tokenize=intl", "--lowercase"], {"tokenize": "intl", "lowercase": True}),
 ])
 def test_equals_the_sacrebleu_api(reference, tmp_path, capsys, options, kwargs):
-    refs = reference.read_text(encoding="utf-8").split("\n")[:-1]
+    # 600 of the 3,003 lines: each run scores chrF too, which costs twice BLEU.
+    refs = reference.read_text(encoding="utf-8").split("\n")[:600]
+    ref_file = write(tmp_path / "ref.txt", refs)
     shuffled = refs[:]
     random.Random(1).shuffle(shuffled)
     for hyps in (shuffled, degrade(refs)):
         hyp_file = write(tmp_path / "hyp.txt", hyps)
         expected, signature = api_bleu(hyps, refs, **kwargs)
         code, out, _ = run_main(capsys, "--translation", str(hyp_file), "--reference",
-                                str(reference), *options)
+                                str(ref_file), *options)
         assert code == 0
-        assert out == expected.format(signature=signature) + "\n"
+        assert out == f"{expected.format(signature=signature)}\n{api_chrf_line(hyps, refs)}\n"
         assert out.startswith(f"BLEU|{signature} = {expected.score:.2f} ")
 
 
@@ -99,16 +108,18 @@ def test_degraded_copy_has_a_middling_score(reference):
     assert 20 < score.score < 80  # the comparisons above are not of 0 with 0
 
 
-def test_same_line_as_the_sacrebleu_command(reference, tmp_path, capsys):
+def test_same_lines_as_the_sacrebleu_command(reference, tmp_path, capsys):
     refs = read_lines(str(reference))
     hyp_file = write(tmp_path / "hyp.txt", degrade(refs))
     code, out, err = run_main(capsys, "--translation", str(hyp_file), "--reference",
                               str(reference))
-    # The reference: sacrebleu's own command, as a user types it.
+    # The reference: sacrebleu's own command, as a user types it (it right-aligns the
+    # names of several metrics: "  BLEU|...", "chrF2|...").
     theirs = subprocess.run([sys.executable, "-m", "sacrebleu", str(reference), "-i",
-                             str(hyp_file), "-f", "text", "-w", "2"],
+                             str(hyp_file), "-m", "bleu", "chrf", "-f", "text", "-w", "2"],
                             capture_output=True, text=True, check=True)
-    assert code == 0 and out == theirs.stdout and err == ""
+    assert [line.lstrip() for line in theirs.stdout.splitlines()] == out.splitlines()
+    assert code == 0 and len(out.splitlines()) == 2 and err == ""
 
 
 def test_user_errors_are_one_line(tmp_path, capsys):

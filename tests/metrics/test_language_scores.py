@@ -15,13 +15,15 @@ import sacrebleu
 
 from t2t_lite.bin import t2t_bleu
 from t2t_lite.data.problem import Problem
-from t2t_lite.metrics import bleu
+from t2t_lite.metrics import bleu, scripts
 
 JA_HYPS = ["吾輩は猫である。", "名前はまだ無い。", "どこで生れたかとんと見当がつかぬ。"]
 JA_REFS = ["吾輩は猫である。", "名前はまだない。", "どこで生まれたか見当がつかない。"]
 # A Latin word in the Chinese lines: `zh` keeps it whole, `char` splits it.
 ZH_HYPS = ["我喜欢用Python写代码。", "今天天气很好。", "他在北京工作。"]
 ZH_REFS = ["我很喜欢用Python写代码。", "今天天气不错。", "他在北京上班。"]
+KO_HYPS = ["나는 학교에 갑니다.", "오늘 날씨가 좋습니다."]
+KO_REFS = ["나는 학교에 간다.", "오늘은 날씨가 좋습니다."]
 DE_HYPS = ["Ein Mann schläft auf der Bank .", "Zwei Hunde spielen im Schnee."]
 DE_REFS = ["Ein Mann schläft auf einer Bank.", "Zwei Hunde spielen im Schnee."]
 
@@ -149,14 +151,20 @@ def test_without_mecab_char_is_used_and_said_once(without_mecab, language, recom
     assert err == (f"note: BLEU of this {extra} target uses sacreBLEU's 'char' tokenizer, "
                    f"not its recommended '{recommended}' ({language_name} tokenization "
                    f"requires extra dependencies, but you do not have them installed); "
-                   f"pip install 't2t-lite[{extra}]' for {recommended}\n")
+                   f"pip install -e '.[{extra}]' in the t2t-lite checkout for {recommended}\n")
+
+
+def t2t_bleu_lines(hyps, refs, tokenize):
+    """What t2t-bleu prints: sacreBLEU's BLEU line with `tokenize`, then its chrF2 line."""
+    expected, signature = sacrebleu_bleu(hyps, refs, tokenize)
+    chrf, chrf_signature = sacrebleu_chrf(hyps, refs)
+    return f"{expected.format(signature=signature)}\n{chrf.format(signature=chrf_signature)}\n"
 
 
 def test_t2t_bleu_target_lang(tmp_path, capsys):
     hyp, ref = write(tmp_path / "hyp.ja", JA_HYPS), write(tmp_path / "ref.ja", JA_REFS)
-    expected, signature = sacrebleu_bleu(JA_HYPS, JA_REFS, "ja-mecab")
     assert t2t_bleu.main([f"--translation={hyp}", f"--reference={ref}", "--target_lang=ja"]) == 0
-    assert capsys.readouterr().out == expected.format(signature=signature) + "\n"
+    assert capsys.readouterr() == (t2t_bleu_lines(JA_HYPS, JA_REFS, "ja-mecab"), "")
     assert t2t_bleu.main([f"--translation={hyp}", f"--reference={ref}", "--target_lang=ja",
                           "--tokenize=13a"]) == 1
     assert capsys.readouterr().err == (
@@ -164,3 +172,52 @@ def test_t2t_bleu_target_lang(tmp_path, capsys):
     assert t2t_bleu.main([f"--translation={hyp}", f"--reference={ref}", "--target_lang=ja",
                           "--moses_lang=ja"]) == 1
     assert "--moses_lang tokenizes the text itself" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("tokenizer, extra, language_name", [
+    ("ja-mecab", "ja", "Japanese"), ("ko-mecab", "ko", "Korean")])
+def test_t2t_bleu_mecab_tokenizer_without_mecab_is_one_line(without_mecab, tmp_path, capsys,
+                                                            tokenizer, extra, language_name):
+    hyp, ref = write(tmp_path / "hyp", JA_HYPS), write(tmp_path / "ref", JA_REFS)
+    assert t2t_bleu.main([f"--translation={hyp}", f"--reference={ref}",
+                          f"--tokenize={tokenizer}"]) == 1
+    assert capsys.readouterr() == ("", (
+        f"t2t-bleu: error: sacreBLEU's '{tokenizer}' tokenizer cannot be built ({language_name} "
+        f"tokenization requires extra dependencies, but you do not have them installed); "
+        f"pip install -e '.[{extra}]' in the t2t-lite checkout for it, or score with the "
+        "'char' tokenizer.\n"))
+
+
+@pytest.mark.parametrize("hyps, refs, language, name, tokenizer", [
+    (JA_HYPS, JA_REFS, "ja", "Japanese", "ja-mecab"),
+    (ZH_HYPS, ZH_REFS, "zh", "Chinese", "zh"),
+    (KO_HYPS, KO_REFS, "ko", "Korean", "ko-mecab"),
+])
+def test_t2t_bleu_names_the_tokenizer_cjk_text_needs(tmp_path, capsys, hyps, refs, language,
+                                                     name, tokenizer):
+    """Without --target_lang, CJK text is still scored with 13a (its signature says so),
+    and one line says which --target_lang and tokenizer fit it."""
+    hyp, ref = write(tmp_path / "hyp", hyps), write(tmp_path / "ref", refs)
+    assert t2t_bleu.main([f"--translation={hyp}", f"--reference={ref}"]) == 0
+    assert capsys.readouterr() == (t2t_bleu_lines(hyps, refs, "13a"), (
+        f"t2t-bleu: note: the translation reads as {name} (more than half of its non-space "
+        f"characters are Han, Kana or Hangul), which BLEU's default tokenizer 13a does not "
+        f"split into words; give --target_lang={language} to score it with sacreBLEU's "
+        f"'{tokenizer}' tokenizer\n"))
+    for chosen in (f"--target_lang={language}", "--tokenize=13a"):  # chosen: no such note
+        assert t2t_bleu.main([f"--translation={hyp}", f"--reference={ref}", chosen]) == 0
+        assert "reads as" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("texts, language", [
+    (DE_HYPS, None), ([], None), (["   "], None),
+    (["東京ab"], None),            # Han 2 of 4 non-space characters: not more than half
+    (["東京a", "駅"], "zh"),       # Han 3 of 4, no Kana
+    (["東京駅へ行く"], "ja"),      # Kana 2 of 6 Han and Kana
+    (["一二三四五六七八九の"], "ja"),  # Kana 1 of 10: a tenth
+    (["一二三四五六七八九十の"], "zh"),  # Kana 1 of 11: less
+    (["大韓民国 한국"], "zh"),     # Hangul 2, Han 4
+    (["한국어 大韓"], "ko"),
+])
+def test_which_cjk_language_a_text_reads_as(texts, language):
+    assert scripts.cjk_language(texts) == language

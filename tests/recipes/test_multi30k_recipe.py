@@ -206,3 +206,64 @@ def test_subword_flags_take_t2t_datagens_types(capsys, flag):
         recipe.parse_args(["--tmp_dir=t", "--work_dir=w", flag])
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and f"argument {flag.split('=')[0]}: invalid" in err
+
+
+def test_lc_norm_tok_prepares_the_text_and_a_problem_with_a_joint_bpe_vocabulary(
+        shared_data, tmp_path, capsys):
+    """--preprocess=lc_norm_tok's data step on a slice: the prepared files (the first
+    20 lines of test_2016_flickr.de hold 276 tokens in Multi30k's tok file), one BPE
+    vocabulary of the merges asked for, and t2t-datagen's problem defined by the
+    prepared files (the trainer, decoder and scoring run on it as on the raw problem)."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for stem, count in {"train": 300, "val": 20, "test_2016_flickr": 20}.items():
+        for lang in ("en", "de"):
+            with open(shared_data / "multi30k" / f"{stem}.{lang}", encoding="utf-8") as f:
+                (raw / f"{stem}.{lang}").write_text("".join(next(f) for _ in range(count)),
+                                                    encoding="utf-8")
+    recipe = load_recipe()
+    work = tmp_path / "work"
+    args = recipe.parse_args([f"--tmp_dir={raw}", f"--work_dir={work}",
+                              "--preprocess=lc_norm_tok", "--bpe_merges=200"])
+    assert args.problem == "translate_ende_multi30k_lc_norm_tok"
+    assert args.text_dir == str(work / "prepared")
+    (work / "score").mkdir(parents=True)
+    recipe.generate_data(args, str(work / "score" / "recipe.log"))
+
+    prepared = (work / "prepared" / "test_2016_flickr.de").read_text(encoding="utf-8")
+    assert len(prepared.split("\n")) == 21 and len(prepared.split()) == 276
+    assert prepared.split("\n")[19] == ("zwei männer tun so als seien sie statuen , während "
+                                        "frauen ihnen zusehen .")
+    out = capsys.readouterr().out
+    sizes = re.findall(r"joint BPE bpe200\.model, ([0-9]+) ids", out)
+    assert len(sizes) == 1, out
+    vocab = work / "data" / f"translate_ende_multi30k_lc_norm_tok.sp{sizes[0]}.model"
+    assert vocab.read_bytes() == (work / "prepared" / "bpe200.model").read_bytes()
+    log = (work / "score" / "recipe.log").read_text(encoding="utf-8")
+    for part in ("train: 300 examples in 4 shard(s)", "dev: 20 examples", "test: 20 examples"):
+        assert part in log, log
+
+
+def test_lc_norm_tok_bleu_splits_on_whitespace_only(tmp_path):
+    """Their protocol: the prepared reference, no tokenization of sacreBLEU's own (13a
+    would split `&apos;` off a word and score the first line as a match)."""
+    recipe = load_recipe()
+    (tmp_path / "hyp").write_text("it&apos;s\nein hund läuft .\n", encoding="utf-8")
+    (tmp_path / "ref").write_text("it &apos;s\nein hund läuft .\n", encoding="utf-8")
+    score, signature = recipe.prepared_bleu(str(tmp_path / "hyp"), str(tmp_path / "ref"),
+                                            str(tmp_path / "log"))
+    # 5 hypothesis tokens against 6: 1-grams 4/5, then all of line 2's 3, 2 and 1
+    # n-grams; BP = exp(1 - 6/5): 100 * exp(-0.2) * 0.8^(1/4) = 77.43
+    assert (score, signature.split("|")[3]) == (77.43, "tok:none")
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--bpe_merges=5000"], "--bpe_merges: only with --preprocess=lc_norm_tok"),
+    (["--preprocess=lc_norm_tok", "--bpe_merges=0"], "--bpe_merges must be >= 1, got 0"),
+    (["--preprocess=lc_norm_tok", "--subword_samples=4"],
+     "--subword_samples: the BPE vocabulary of --preprocess=lc_norm_tok has no n-best")])
+def test_preprocess_flags_out_of_place_are_usage_errors(capsys, flags, message):
+    recipe = load_recipe()
+    with pytest.raises(SystemExit) as exit_info:
+        recipe.parse_args(["--tmp_dir=t", "--work_dir=w", *flags])
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err

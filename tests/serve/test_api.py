@@ -205,15 +205,23 @@ def test_metrics(server, expected):
     assert metric(after, "t2t_server_queue_depth") == 0
 
 
-def test_json_nested_too_deeply_is_a_400_and_one_log_line(server, expected, caplog):
+@pytest.mark.parametrize("path, raw, message", [
+    ("/v1/translate", b"[" * 30_000, "The request body nests arrays or objects too deeply."),
+    ("/v1/translate", b'{"inputs": ["a"], "deadline_ms": %s}' % (b"7" * 5_000),
+     "The request body holds an integer of more than 4,300 digits."),
+    ("/v1/models/ende:predict", b'{"instances": [-%s]}' % (b"1" * 4_301),
+     "The request body holds an integer of more than 4,300 digits."),
+], ids=["nested", "long-integer", "long-integer-predict"])
+def test_json_python_cannot_read_is_a_400_and_one_log_line(server, expected, caplog, path, raw,
+                                                           message):
     """Python's JSON parser recurses once per array: 30,000 of them (within the body
-    limit) raise RecursionError, which is the client's mistake, not the server's."""
+    limit) raise RecursionError; an integer of more than 4,300 digits (Python's limit
+    for converting a string to int) raises ValueError. Both are the client's mistake,
+    not the server's."""
     with caplog.at_level(logging.INFO):
-        status, _, body = http(server.url + "/v1/translate", raw=b"[" * 30_000)
-        assert wait_for_log(caplog, '"POST /v1/translate HTTP/1.1"')
-    assert (status, body) == (400, {"error": {
-        "code": "bad_request", "message": "The request body nests arrays or objects too "
-                                          "deeply."}})
+        status, _, body = http(server.url + path, raw=raw)
+        assert wait_for_log(caplog, f'"POST {path} HTTP/1.1"')
+    assert (status, body) == (400, {"error": {"code": "bad_request", "message": message}})
     lines = caplog.records  # this request's alone: nothing else runs meanwhile
     assert [(r.name, r.exc_info) for r in lines] == [("aiohttp.access", None)]
     assert "\n" not in lines[0].getMessage()

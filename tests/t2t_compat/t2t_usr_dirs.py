@@ -3,8 +3,9 @@
 Each pattern is one module of a t2t user directory (t2t's two-space indent,
 t2t's imports), written for these tests: a Text2TextProblem reading a local
 file with `is_generate_per_split=False` and 9/1 shards, a TranslateProblem
-listing local files in tmp_dir, and an hparams set built from
-`transformer_base()` by assignment and `add_hparam`.
+listing local files in tmp_dir, a TranslateProblem reading two columns of
+4-column TSV files (empty first and last columns, spaces around columns, CRLF),
+and an hparams set built from `transformer_base()` by assignment and `add_hparam`.
 """
 
 import gzip
@@ -89,6 +90,32 @@ TRANSLATE = textwrap.dedent('''\
         return _TRAIN_DATASETS if train else _DEV_DATASETS
 ''')
 
+COLUMNS = textwrap.dedent('''\
+    """A toy language pair from two columns of 4-column TSV files (id, xx, yy, note)."""
+    from tensor2tensor.data_generators import problem
+    from tensor2tensor.data_generators import translate
+    from tensor2tensor.utils import registry
+
+
+    @registry.register_problem
+    class TranslateXxyyColumns(translate.TranslateProblem):
+      """xx -> yy from columns 1 and 2 (train), yy -> note from columns 2 and 3 (dev)."""
+
+      @property
+      def approx_vocab_size(self):
+        return 2**9
+
+      def source_data_files(self, dataset_split):
+        if dataset_split == problem.DatasetSplit.TRAIN:
+          return [["http://127.0.0.1:9/toy-columns.tgz", ("tsv", 1, 2, "toy.columns.tsv")]]
+        return [["http://127.0.0.1:9/toy-columns-dev.tgz",
+                 ("tsv", 2, 3, "toy.columns-dev.tsv")]]
+
+      def vocab_data_files(self):
+        # t2t's generate_lines_for_vocab reads files, not ("tsv", ...) entries: whole lines.
+        return [["http://127.0.0.1:9/toy-columns.tgz", ("toy.columns.tsv",)]]
+''')
+
 HPARAMS = textwrap.dedent('''\
     """A very small Transformer, as t2t users change transformer_base."""
     from tensor2tensor.models import transformer
@@ -145,6 +172,33 @@ def write_raw_data(tmp_dir: pathlib.Path) -> Dict[str, List[Tuple[str, str]]]:
             f.write("".join(p[column] + "\n" for p in extra))
     (tmp_dir / "toy.more.tsv").write_text("".join(f"{s}\t{t}\n" for s, t in more)
                                           + "a line without a tab\n")
+    write_column_files(tmp_dir)
     return {"reverse_dev": [p for i, p in enumerate(reversed_pairs(words)) if i % 10 == 9],
             "reverse_train": [p for i, p in enumerate(reversed_pairs(words)) if i % 10 != 9],
             "toy_train": train + extra, "toy_dev": dev + more}
+
+
+def column_rows(count: int, offset: int) -> List[str]:
+    """4-column TSV lines (id, xx, yy, note) of the kinds t2t reads column by column."""
+    rows = []
+    for i, (xx, yy) in enumerate(reversed_pairs(sentences(count, offset))):
+        kind = i % 8
+        note = WORDS[i % 10]
+        rows.append({
+            0: f"{i}\t{xx}\t{yy}\t{note}\n",
+            1: f"\t{xx}\t{yy}\t{note}\n",                # empty first column
+            2: f"{i}\t{xx}\t{yy}\t\n",                     # empty last column
+            3: f" {i} \t  {xx} \t {yy}  \t {note} \n",      # spaces around every column
+            4: f"{i}\t{xx}\t{yy}\t{note}\r\n",             # CRLF
+            5: f"{i}\t \t{yy}\t{note}\n",                  # a blank column
+            6: f"{i}\t{xx}\t\t\n",                         # two empty columns at the end
+            7: f"{i} {xx} {yy} {note}\n",                  # no TAB: not a row
+        }[kind])
+    return rows + ["\n", "\t\t\t\n"]
+
+
+def write_column_files(tmp_dir: pathlib.Path) -> None:
+    """The TSV files of `COLUMNS`: `toy.columns.tsv` (train), `toy.columns-dev.tsv`."""
+    for name, count, offset in (("toy.columns.tsv", 48, 300), ("toy.columns-dev.tsv", 16, 400)):
+        with open(tmp_dir / name, "w", encoding="utf-8", newline="") as f:
+            f.write("".join(column_rows(count, offset)))

@@ -1,10 +1,12 @@
 """The same user directory gives t2t-lite's datagen the pairs tensor2tensor 1.15.7's gave,
 in the same splits, and, with t2t's vocabulary file, the same ids.
 
-`data/t2t_datagen` holds what t2t's own t2t-datagen wrote for two patterns of
+`data/t2t_datagen` holds what t2t's own t2t-datagen wrote for three patterns of
 `t2t_usr_dirs` (README.md there says how it was made): a Text2TextProblem dealt
-into 9 train / 1 dev shards, and a TranslateProblem of local files. Compared as
-multisets: t2t shuffles each shard.
+into 9 train / 1 dev shards, a TranslateProblem of local files, and a
+TranslateProblem reading two columns of 4-column TSV files (rows with an empty
+first or last column, spaces around columns, CRLF, blank columns, no TAB).
+Compared as multisets: t2t shuffles each shard.
 """
 
 import pathlib
@@ -21,7 +23,7 @@ import t2t_usr_dirs
 from registry_isolation import isolated_registry  # noqa: F401  (fixtures)
 
 T2T_OUTPUT = pathlib.Path(__file__).parent / "data" / "t2t_datagen"
-PROBLEMS = ["reverse_sentences", "translate_xxyy_toy"]
+PROBLEMS = ["reverse_sentences", "translate_xxyy_toy", "translate_xxyy_columns"]
 
 
 def t2t_split(problem, split):
@@ -49,7 +51,8 @@ def lite_ids(data_dir, problem, split):
 @pytest.fixture
 def t2t_usr(isolated_registry, tmp_path):
     usr = t2t_usr_dirs.write_usr_dir(tmp_path, "my_t2t_problems", {
-        "reverse": t2t_usr_dirs.TEXT2TEXT, "toy_translate": t2t_usr_dirs.TRANSLATE})
+        "reverse": t2t_usr_dirs.TEXT2TEXT, "toy_translate": t2t_usr_dirs.TRANSLATE,
+        "columns": t2t_usr_dirs.COLUMNS})
     t2t_usr_dirs.write_raw_data(tmp_path / "tmp")
     usr_dir.import_usr_dir(str(usr))
     return usr

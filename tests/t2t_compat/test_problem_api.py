@@ -156,6 +156,30 @@ def test_vocabulary_builder_settings_are_said_not_to_be_used(isolated_registry, 
         "train pairs and does not use them.")
 
 
+@pytest.mark.parametrize("languages, expected, report_start", [
+    ("", ("", ""), "BLEU = 0.00 nrefs:1|case:mixed|eff:no|tok:13a|"),
+    ('source_language, target_language = "en", "zh"', ("en", "zh"),
+     # (5/6 * 4/5 * 3/4 * 2/3) ** (1/4): the n-gram precisions of 6 characters, 1 wrong
+     "BLEU = 75.98 nrefs:1|case:mixed|eff:no|tok:zh|"),
+])
+def test_a_t2t_problem_declares_its_languages_in_two_class_attributes(
+        isolated_registry, tmp_path, languages, expected, report_start):
+    # t2t has no such attributes (and ignores them); t2t-lite does not read the name.
+    register(tmp_path, f"""
+        @registry.register_problem
+        class TranslateEnzhToy(text_problems.Text2TextProblem):
+          {languages}
+          is_generate_per_split = True
+
+          def generate_samples(self, data_dir, tmp_dir, dataset_split):
+            yield {{"inputs": "I love you", "targets": "我爱你们"}}
+        """)
+    problem = registry.problem("translate_enzh_toy")
+    assert (problem.source_language, problem.target_language) == expected
+    (tmp_path / "ref.zh").write_text("我爱你们的狗\n")  # 13a: one token, zh: one per character
+    assert problem.report(["我爱你们的猫"], str(tmp_path / "ref.zh")).startswith(report_start)
+
+
 def test_no_top_level_tensor2tensor_before_a_user_directory(tmp_path):
     import subprocess
     import sys

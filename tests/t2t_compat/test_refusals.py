@@ -251,6 +251,27 @@ def test_a_download_without_network_names_the_file_to_place(isolated_registry, t
     assert "\n" not in message
 
 
+def test_a_tsv_line_with_fewer_columns_than_read_stops_in_one_line(isolated_registry,
+                                                                   tmp_path):
+    # t2t's compile_data stops at such a line with an IndexError; a shorter line
+    # without a TAB is no row and is skipped, as t2t skips it.
+    import_module(tmp_path, """
+        from tensor2tensor.data_generators import translate
+
+        @registry.register_problem
+        class TranslateThirdColumn(translate.TranslateProblem):
+          def source_data_files(self, dataset_split):
+            return [["http://127.0.0.1:9/c.tgz", ("tsv", 0, 2, "c.tsv")]]
+        """)
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "tmp" / "c.tsv").write_text("1\ta\tb\nno tab\n2\tc\n")
+    with pytest.raises(T2TError) as raised:
+        list(registry.problem("translate_third_column").raw_pairs("train", str(tmp_path / "tmp")))
+    assert str(raised.value) == (
+        f"{tmp_path / 'tmp' / 'c.tsv'}, line 3: 2 TAB-separated columns, but columns 0 and 2 "
+        "are read (tensor2tensor stops there with an IndexError).")
+
+
 def test_changes_t2t_lite_has_no_setting_for_are_said_not_to_be_used(isolated_registry,
                                                                      tmp_path, notes):
     import_module(tmp_path, """

@@ -168,6 +168,13 @@ def test_model_dir_is_self_describing_and_conflicts_are_errors(tmp_path):
         prepare(hp.parse("num_heads=2"), PROBLEM)
     with pytest.raises(T2TError, match="was trained on"):
         prepare(hp, "other_problem")
+    vocab.write_bytes(b"PROTO")  # same name and size, other pieces (learned again)
+    with pytest.raises(T2TError) as refused:
+        prepare(hp, PROBLEM)
+    assert str(refused.value) == (
+        f"{out} was trained with another vocabulary than {vocab} (t2t-datagen learns it again "
+        f"when its train files change); use a new --output_dir, or encode the data with the "
+        f"model's: t2t-datagen --vocab_from={out} --data_dir=<a new directory>.")
     with pytest.raises(T2TError, match="not a t2t-lite model directory"):
         model_dir.ModelDir.open(str(tmp_path))
 
