@@ -22,11 +22,11 @@ import importlib
 import json
 import os
 import sys
-import traceback
 from typing import Dict, Optional
 
-from t2t_lite import atomic, registry, t2t_compat_hook
+from t2t_lite import atomic, registry
 from t2t_lite.errors import T2TError
+from t2t_lite.t2t_compat import hook, locate
 
 USR_DIR_FILE = "usr_dir.json"
 
@@ -89,7 +89,7 @@ def import_usr_dir(path: Optional[str]) -> Optional[UsrDir]:
     _forget_other_module(package, path)
     registry.discover_all()  # built-ins first: a user's entry of the same name replaces them
     usr_dir = UsrDir(path, python_files_sha256(path))
-    t2t_compat_hook.install(path)  # `import tensor2tensor...` answered from now on
+    hook.install(path)  # `import tensor2tensor...` answered from now on
     sys.path.insert(0, parent)
     try:
         with registry.user_code(path):
@@ -97,7 +97,7 @@ def import_usr_dir(path: Optional[str]) -> Optional[UsrDir]:
     except T2TError:
         raise
     except Exception as e:  # the user's code: any error, told in one line
-        raise T2TError(f"--usr_dir={path} failed to import: {_where(e, path)}") from None
+        raise T2TError(f"--usr_dir={path} failed to import: {locate.in_directory(e, path)}") from None
     finally:
         sys.path.remove(parent)
     _imported = usr_dir
@@ -111,18 +111,6 @@ def _forget_other_module(package: str, path: str) -> None:
     if module is not None and os.path.dirname(getattr(module, "__file__", "") or "") != path:
         for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
             del sys.modules[name]
-
-
-def _where(error: BaseException, path: str) -> str:
-    """`file:line: Type: message` of the innermost frame inside `path`."""
-    frames = [f for f in traceback.extract_tb(error.__traceback__)
-              if os.path.abspath(f.filename).startswith(path + os.sep)]
-    if isinstance(error, SyntaxError) and error.filename:
-        location = f"{error.filename}:{error.lineno}: "
-    else:
-        location = f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else ""
-    last_line = traceback.format_exception_only(type(error), error)[-1].strip()
-    return location + last_line
 
 
 def record(model_dir: str, problem_name: str, hparams_set: Optional[str]) -> None:

@@ -75,7 +75,7 @@ from t2t_lite.data.encoding import make_encoder
 from t2t_lite.data.integrity import (check_shards, count_records, damaged_shards,
                                      shard_records)
 from t2t_lite.data.layout import (EOS_ID, LAYOUT_VERSION, PAD_ID, SHUFFLED_LAYOUT, SPLITS,
-                                   shard_name)
+                                   metadata_path, shard_name)
 from t2t_lite.data.problem import Problem
 from t2t_lite.data.progress import Clock, keep_alive
 from t2t_lite.data.raw_files import RawFiles, changed_file, record_if_missing, split_changed
@@ -94,11 +94,6 @@ def shard_paths(data_dir: str, problem_name: str, split: str, num_shards: int) -
     """The shard files of a split, e.g. `D/translate_ende-train-00000-of-00100`."""
     return [os.path.join(data_dir, shard_name(problem_name, split, i, num_shards))
             for i in range(num_shards)]
-
-
-def metadata_path(data_dir: str, problem_name: str) -> str:
-    """The datagen metadata file, `D/{problem}.datagen.json`."""
-    return os.path.join(data_dir, f"{problem_name}.datagen.json")
 
 
 def read_metadata(data_dir: str, problem_name: str) -> Dict:

@@ -18,11 +18,11 @@ import os
 from typing import Dict, List, Optional
 
 from t2t_lite import atomic, registry
+from t2t_lite.data import layout
 from t2t_lite.data.files_problem import DEFINITION_KIND, DEFINITION_VERSION, FilesProblem
 from t2t_lite.errors import T2TError
 
 _SUFFIX = ".problem.json"
-_DATAGEN_SUFFIX = ".datagen.json"
 _KEYS = {"kind", "version", "name", "source_language", "target_language", "vocab_size",
          "train", "dev", "test"}
 
@@ -209,8 +209,7 @@ def only_problem(data_dir: str) -> str:
     Raises:
       T2TError: none, or several (then --problem must choose).
     """
-    names = sorted(os.path.basename(p)[:-len(_DATAGEN_SUFFIX)] for p in
-                   glob.glob(os.path.join(glob.escape(data_dir), "*" + _DATAGEN_SUFFIX)))
+    names = layout.problems_with_data(data_dir)
     if len(names) != 1:
         which = f"{len(names)} problems ({', '.join(names)})" if names else "no t2t-datagen output"
         raise T2TError(f"--problem is needed: {data_dir} holds {which}.")

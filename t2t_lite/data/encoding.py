@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from t2t_lite.data.problem import Pair
 from t2t_lite.data.split_writer import Encoded, Encoder
+from t2t_lite.data.subword_sampling import sampled_ids
 from t2t_lite.threads import usable_cores
 
 BATCH = 2048
@@ -85,9 +86,12 @@ def encode_batch(vocab, pairs: Sequence[Pair]) -> List[Encoded]:
 def encode_sampled_batch(vocab, pairs: Sequence[Pair], sampling) -> List[Encoded]:
     """`encode_batch` with subword sampling: `sampling.copies` records per pair, each
     side segmented by its own draw (`subword_sampling`), pair-major."""
-    from t2t_lite.data.subword_sampling import sampled_examples
-    records, source_lengths, target_lengths = sampled_examples(vocab, pairs, sampling)
-    return list(zip(records, source_lengths, target_lengths))
+    sources, targets = sampled_ids(vocab, pairs, sampling)
+    if not sources:
+        return []
+    records = serialized_examples(tf.ragged.constant(sources, dtype=tf.int64, ragged_rank=1),
+                                  tf.ragged.constant(targets, dtype=tf.int64, ragged_rank=1))
+    return list(zip(records.numpy().tolist(), map(len, sources), map(len, targets)))
 
 
 def make_encoder(vocab, threads: Optional[int] = None, sampling=None) -> Encoder:

@@ -8,6 +8,8 @@ vocabulary, the model's padding masks and the problems import them from here.
   - Splits: "train", "dev", "test".
   - Shards: `{problem}-{split}-{index:05d}-of-{total:05d}`, e.g.
     `translate_ende-train-00003-of-00100`, TFRecord files in the data dir.
+  - Metadata: `{problem}.datagen.json` beside the shards (`metadata_path`);
+    a data directory's problems are those with one (`problems_with_data`).
   - Layout version (`LAYOUT_VERSION`, "layout_version" in the datagen
     metadata): 3 = as 2, and each corpus of the train split has a contiguous
     range of the train shards, recorded under the split's "corpora";
@@ -19,8 +21,10 @@ Pure Python (no TensorFlow), so light modules such as `t2t_lite.parsing.trees`
 can import it.
 """
 
+import glob
+import os
 import re
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from t2t_lite.errors import T2TError
 
@@ -34,6 +38,18 @@ LAYOUT_VERSION = 3
 SHUFFLED_LAYOUT = 2  # the first layout whose train shards are shuffled
 
 _SHARD_DIGITS = 5
+METADATA_SUFFIX = ".datagen.json"
+
+
+def metadata_path(data_dir: str, problem_name: str) -> str:
+    """The datagen metadata file, `D/{problem}.datagen.json`."""
+    return os.path.join(data_dir, problem_name + METADATA_SUFFIX)
+
+
+def problems_with_data(data_dir: str) -> List[str]:
+    """The problems with datagen metadata in `data_dir`, sorted."""
+    return sorted(os.path.basename(p)[:-len(METADATA_SUFFIX)] for p in
+                  glob.glob(os.path.join(glob.escape(data_dir), "*" + METADATA_SUFFIX)))
 
 
 def check_split(split: str) -> None:

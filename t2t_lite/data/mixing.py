@@ -23,15 +23,14 @@ that the same mix always builds the same sampled stream (exact resume);
 """
 
 import dataclasses
-import glob
 import math
 import os
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from t2t_lite import registry
-from t2t_lite.data.datagen import metadata_path, read_metadata
+from t2t_lite.data.datagen import read_metadata
 from t2t_lite.data.integrity import check_shards
-from t2t_lite.data.layout import LAYOUT_VERSION
+from t2t_lite.data.layout import LAYOUT_VERSION, metadata_path, problems_with_data
 from t2t_lite.errors import T2TError
 
 _FORM = "expected NAME=WEIGHT[,NAME=WEIGHT...], e.g. europarl-v7.de-en=0.8,news-commentary-v9.de-en=0.2"
@@ -108,12 +107,6 @@ def _natural(sources: List[TrainSource], share: float) -> List[TrainSource]:
     return [dataclasses.replace(s, weight=share * s.examples / total) for s in sources]
 
 
-def _problems_with_data(data_dir: str) -> List[str]:
-    suffix = ".datagen.json"
-    return sorted(os.path.basename(p)[:-len(suffix)]
-                  for p in glob.glob(os.path.join(glob.escape(data_dir), "*" + suffix)))
-
-
 def train_sources(data_dir: str, problem: str, spec: Optional[str]) -> Optional[List[TrainSource]]:
     """The corpora a run of `problem` draws from, with their weights (module docstring).
 
@@ -183,7 +176,7 @@ def _other_problem(data_dir: str, name: str, problem: str, meta: Dict) -> List[T
     """
     if not os.path.isfile(metadata_path(data_dir, name)):
         corpora = ", ".join(c["name"] for c in meta["splits"]["train"]["corpora"])
-        others = ", ".join(_problems_with_data(data_dir))
+        others = ", ".join(problems_with_data(data_dir))
         known = name in registry.list_problems()
         raise T2TError(
             f"--train_mix: {'no t2t-datagen output for ' if known else 'unknown corpus or problem '}"

@@ -25,10 +25,9 @@ import functools
 import hashlib
 import math
 import random
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import sentencepiece as spm
-import tensorflow as tf
 
 from t2t_lite.data.layout import EOS_ID
 from t2t_lite.data.problem import Pair
@@ -131,19 +130,14 @@ def _processor(model_proto: bytes) -> spm.SentencePieceProcessor:
     return spm.SentencePieceProcessor(model_proto=model_proto)
 
 
-def sampled_examples(vocab, pairs: Sequence[Pair], sampling: SubwordSampling):
-    """(records, source lengths, target lengths) of `sampling.copies` copies of each
-    pair, pair-major (pair 0's copies, then pair 1's...), serialized as datagen's."""
-    from t2t_lite.data.encoding import serialized_examples
+def sampled_ids(vocab, pairs: Sequence[Pair],
+                sampling: SubwordSampling) -> Tuple[List[List[int]], List[List[int]]]:
+    """(source ids, target ids) of `sampling.copies` copies of each pair, pair-major
+    (pair 0's copies, then pair 1's...), EOS appended (`encoding` serializes them)."""
     processor = _processor(vocab.model_proto)
     sources, targets = [], []
     for source, target in pairs:
         for copy in range(sampling.copies):
             sources.append(sample_ids(processor, source, copy, "source", sampling))
             targets.append(sample_ids(processor, target, copy, "target", sampling))
-    if not sources:
-        return [], [], []
-    inputs = tf.ragged.constant(sources, dtype=tf.int64, ragged_rank=1)
-    outputs = tf.ragged.constant(targets, dtype=tf.int64, ragged_rank=1)
-    records = serialized_examples(inputs, outputs).numpy().tolist()
-    return records, [len(s) for s in sources], [len(t) for t in targets]
+    return sources, targets

@@ -2,7 +2,7 @@
 
 A --usr_dir written for tensor2tensor runs unchanged: `import tensor2tensor...`
 is answered by these modules from the moment a user directory is given
-(`t2t_lite.t2t_compat_hook`), one module per t2t module:
+(`hook`), one module per t2t module:
 
   problem          DatasetSplit, SpaceID, the Problem base class
   text_problems    Text2TextProblem (a t2t-lite `Problem`), Text2textTmpdir, VocabType,

@@ -1,7 +1,7 @@
 """What the layer refuses, each in one line naming the class and the member.
 
 Refused when a problem is registered (the directory still imports; the
-problem refuses when it is used, `refusing_problem`): a MultiProblem; a
+problem refuses when it is used, `registry.problem_refusal`): a MultiProblem; a
 problem that is not text to text; a user's override of a member t2t-lite
 would not call (`OVERRIDES`: two vocabularies, other features,
 preprocessing, metrics, decode hooks, its own data generation). Refused when
@@ -14,8 +14,9 @@ only shape t2t's vocabulary builder are said, in one line, not to be used
 from typing import Optional
 
 from t2t_lite.errors import T2TError
+from t2t_lite.t2t_compat import locate, problem as t2t_problem
 
-_COMPAT = "t2t_lite."  # the layer's and t2t-lite's own classes: not the user's
+COMPAT = "t2t_lite."  # the layer's and t2t-lite's own classes: not the user's
 
 # member -> why a user's override of it cannot run here.
 OVERRIDES = {
@@ -32,41 +33,12 @@ OVERRIDES = {
 }
 
 
-def _user_defined(cls, member: str) -> Optional[type]:
+def user_defined(cls, member: str) -> Optional[type]:
     """The user's class defining `member`, if one in `cls`'s MRO does."""
     for klass in cls.__mro__:
         if member in vars(klass):
-            return None if klass.__module__.startswith(_COMPAT) else klass
+            return None if klass.__module__.startswith(COMPAT) else klass
     return None
-
-
-def problem_refusal(cls) -> Optional[str]:
-    """The one-line refusal of a problem class registered through the layer, or None."""
-    from t2t_lite.t2t_compat import multi_problem, text_problems
-    if issubclass(cls, multi_problem.MultiProblem):
-        return (f"{cls.__name__} is a t2t MultiProblem: not supported by t2t-lite's "
-                "compatibility layer (t2t-lite weighs the train corpora of one problem "
-                "instead: t2t-trainer --train_mix).")
-    if not issubclass(cls, text_problems.Text2TextProblem) or issubclass(
-            cls, text_problems.NOT_TEXT_TO_TEXT):
-        kinds = [k.__name__ for k in cls.__mro__ if k.__module__.startswith(_COMPAT)]
-        return (f"{cls.__name__} is a t2t {kinds[0] if kinds else 'problem'}, not a "
-                "text-to-text problem: t2t-lite's compatibility layer runs Text2TextProblem "
-                "and TranslateProblem subclasses.")
-    for member, why in OVERRIDES.items():
-        owner = _user_defined(cls, member)
-        if owner is not None:
-            return f"{owner.__name__}.{member} is overridden: not supported ({why})."
-    return None
-
-
-def refusing_problem(cls, refusal: str):
-    """A registry entry for `cls` that refuses with `refusal` when it is used."""
-    def __init__(self, *args, **kwargs):
-        raise T2TError(refusal)
-
-    return type(cls.__name__, (cls,), {"__init__": __init__, "__module__": cls.__module__,
-                                       "__doc__": f"Refused: {refusal}"})
 
 
 def problem_hparams(problem) -> int:
@@ -75,8 +47,7 @@ def problem_hparams(problem) -> int:
     Raises:
       T2TError: it chooses another modality than SYMBOL (custom modalities).
     """
-    from t2t_lite.t2t_compat import locate, problem as t2t_problem
-    owner = _user_defined(type(problem), "hparams")
+    owner = user_defined(type(problem), "hparams")
     if owner is None:
         return t2t_problem.SpaceID.GENERIC
     defaults = t2t_problem.default_problem_hparams()
@@ -106,7 +77,7 @@ def vocab_note(problem) -> Optional[str]:
     if problem.vocab_type != "subwords":  # t2t builds no SubwordTextEncoder for it either
         return None
     members = [f"{owner.__name__}.{member}" for member in VOCAB_MEMBERS
-               for owner in [_user_defined(type(problem), member)] if owner is not None]
+               for owner in [user_defined(type(problem), member)] if owner is not None]
     if problem.additional_reserved_tokens:
         members.append(f"additional_reserved_tokens {problem.additional_reserved_tokens!r}")
     if not members:

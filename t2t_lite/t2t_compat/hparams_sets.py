@@ -3,7 +3,7 @@
 A set registered with t2t's `register_hparams` returns t2t's HParams
 (`hparam.HParams`, built from a Transformer set of `transformer`). t2t-lite
 registers in its place a function that calls it and maps the values with
-`t2t_lite.t2t_import.t2t_hparams.to_hparams`, the mapping that imports a t2t
+`t2t_lite.t2t_compat.t2t_hparams.to_hparams`, the mapping that imports a t2t
 run's hparams.json: t2t's meaning for every field it knows (its timing
 signal, its target-space embedding, its layer-norm placements), a one-line
 refusal for a value t2t-lite's Transformer does not compute, and one line
@@ -19,7 +19,7 @@ from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams as LiteHParams
 from t2t_lite.t2t_compat import locate
 from t2t_lite.t2t_compat.hparam import HParams
-from t2t_lite.t2t_import import t2t_hparams
+from t2t_lite.t2t_compat import t2t_hparams
 
 # t2t's defaults for the settings t2t-import refuses other values of (`REFUSED`).
 _T2T_DEFAULTS = {

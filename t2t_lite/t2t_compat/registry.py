@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, Optional
 
 from t2t_lite import registry as lite_registry
 from t2t_lite.errors import T2TError
-from t2t_lite.t2t_compat import checks, hparams_sets
+from t2t_lite.t2t_compat import checks, hparams_sets, multi_problem, text_problems
 
 _FIRST_CAP = re.compile("(.)([A-Z][a-z0-9]+)")
 _ALL_CAP = re.compile("([a-z0-9])([A-Z])")
@@ -33,14 +33,42 @@ def _decorator(register: Callable, name_or_obj):
     return lambda obj: register(obj, name_or_obj)
 
 
+def problem_refusal(cls) -> Optional[str]:
+    """The one-line refusal of a problem class registered through the layer, or None."""
+    if issubclass(cls, multi_problem.MultiProblem):
+        return (f"{cls.__name__} is a t2t MultiProblem: not supported by t2t-lite's "
+                "compatibility layer (t2t-lite weighs the train corpora of one problem "
+                "instead: t2t-trainer --train_mix).")
+    if not issubclass(cls, text_problems.Text2TextProblem) or issubclass(
+            cls, text_problems.NOT_TEXT_TO_TEXT):
+        kinds = [k.__name__ for k in cls.__mro__ if k.__module__.startswith(checks.COMPAT)]
+        return (f"{cls.__name__} is a t2t {kinds[0] if kinds else 'problem'}, not a "
+                "text-to-text problem: t2t-lite's compatibility layer runs Text2TextProblem "
+                "and TranslateProblem subclasses.")
+    for member, why in checks.OVERRIDES.items():
+        owner = checks.user_defined(cls, member)
+        if owner is not None:
+            return f"{owner.__name__}.{member} is overridden: not supported ({why})."
+    return None
+
+
+def refusing_problem(cls, refusal: str):
+    """A registry entry for `cls` that refuses with `refusal` when it is used."""
+    def __init__(self, *args, **kwargs):
+        raise T2TError(refusal)
+
+    return type(cls.__name__, (cls,), {"__init__": __init__, "__module__": cls.__module__,
+                                       "__doc__": f"Refused: {refusal}"})
+
+
 def register_problem(name=None):
     """Registers a t2t problem class under `name` (default: t2t's snake_case name)."""
     def register(cls, name: Optional[str]):
         name = name or default_name(cls)
         if name.endswith("_rev") or name.endswith("_copy"):
             raise T2TError(f"Problem name {name!r}: t2t reserves the suffixes _rev and _copy.")
-        refusal = checks.problem_refusal(cls)
-        entry = checks.refusing_problem(cls, refusal) if refusal else cls
+        refusal = problem_refusal(cls)
+        entry = refusing_problem(cls, refusal) if refusal else cls
         lite_registry.register_problem(name)(entry)
         cls.name = name
         return cls

@@ -25,7 +25,8 @@ import tensorflow as tf
 import t2t_lite
 from t2t_lite import atomic, model_dir as model_dir_lib
 from t2t_lite.errors import T2TError
-from t2t_lite.t2t_import import t2t_hparams, t2t_names
+from t2t_lite.t2t_compat import t2t_hparams
+from t2t_lite.t2t_import import t2t_names
 
 IMPORT_FILE = model_dir_lib.IMPORT_FILE
 _MODALITY = re.compile(r"^transformer/symbol_modality_(\d+)_(\d+)/")

@@ -12,7 +12,8 @@ import t2t_lite
 from paths import T2T_REFERENCE
 from t2t_lite.bin import t2t_import
 from t2t_lite.errors import T2TError
-from t2t_lite.t2t_import import importer, t2t_hparams, t2t_names
+from t2t_lite.t2t_compat import t2t_hparams
+from t2t_lite.t2t_import import importer, t2t_names
 
 MODEL_A = T2T_REFERENCE / "model_a"
 MODEL_B = pathlib.Path(__file__).parent / "data" / "model_b"  # in the repository

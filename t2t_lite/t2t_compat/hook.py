@@ -15,10 +15,10 @@ for the rest of the process. It does two things:
     answers them, said in one line per directory; TensorFlow itself is left as
     it is for every other module.
 
-Why this module is outside `t2t_lite.t2t_compat`: that package builds on
-t2t-import's hparams mapping, which reads model directories, which know the
-user directory; `usr_dir` may depend on this small table, not on that package.
-The compatibility modules are named here as data and imported on first use.
+The compatibility modules are named here as data and imported on first use
+(importing them all would cost every program that only might get a user
+directory), from this package: `t2t_lite.usr_dir` depends on this package,
+which depends on nothing that reads a user directory.
 """
 
 import importlib
@@ -28,6 +28,8 @@ import os
 import sys
 import types
 from typing import Dict, List, Optional
+
+from t2t_lite.t2t_compat import tf1
 
 # t2t module -> the t2t_lite.t2t_compat module answering it (None: a package).
 MODULES: Dict[str, Optional[str]] = {
@@ -48,7 +50,7 @@ MODULES: Dict[str, Optional[str]] = {
     "tensor2tensor.layers.common_hparams": "common_hparams",
     "tensor2tensor.layers.modalities": "modalities",
 }
-COMPAT_PACKAGE = "t2t_lite.t2t_compat"
+COMPAT_PACKAGE = __name__.rpartition(".")[0]  # t2t_lite.t2t_compat
 
 
 class _Alias(importlib.abc.Loader):
@@ -81,7 +83,6 @@ class _UsrDirLoader(importlib.abc.Loader):
         return self.loader.create_module(spec)
 
     def exec_module(self, module):
-        tf1 = importlib.import_module(f"{COMPAT_PACKAGE}.tf1")
         module.__builtins__ = tf1.builtins_for(self.usr_dir)
         self.loader.exec_module(module)
         tf1.adapt_module(module, self.usr_dir)
