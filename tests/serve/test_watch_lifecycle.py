@@ -305,7 +305,7 @@ def test_the_program_keeps_no_reference_to_its_first_engine(tmp_path, monkeypatc
     write_versions(tmp_path, 1)
     freed, kept = [], []
 
-    def loader(args, workers):
+    def loader(args, workers, opened):
         def load():
             engine = FakeEngine(1)
             freed.append(weakref.ref(engine))
