@@ -22,38 +22,35 @@ def folder_rows(text: str):
     return [(cells[0].lstrip("| "), " | ".join(cells[1:])) for cells in rows]
 
 
+def _compare(folder, described: str, key: str):
+    """(modules of `folder` that `described` does not name as `name.py` (or
+    `t2t_lite/name.py`), names in `described` that `folder` does not hold),
+    each prefixed with `key`."""
+    named = set(re.findall(r"`(?:t2t_lite/)?(\w+\.py)`", described))
+    held = {p.name for p in folder.glob("*.py")} - {"__init__.py"}
+    return ([key + n for n in sorted(held - named)],
+            [key + n for n in sorted(named - held)])
+
+
 def missing_and_gone(text: str, package_root=PACKAGE):
     """(modules of `package_root` without a line, modules named on the page that are gone)."""
     rows = folder_rows(text)
-    missing, gone = [], []
     top_cells = " ".join(where for where, _ in rows if where.startswith("`t2t_lite/")
                          and not where.rstrip("`").endswith("/"))
-    for path in sorted(package_root.glob("*.py")):
-        if path.name != "__init__.py" and f"{path.name}`" not in top_cells:
-            missing.append(f"t2t_lite/{path.name}")
-    for name in re.findall(r"`(?:t2t_lite/)?(\w+\.py)`", top_cells):
-        if not (package_root / name).is_file():
-            gone.append(f"t2t_lite/{name}")
-    packages = sorted(p for p in package_root.iterdir()
-                      if (p / "__init__.py").is_file())
-    rows_by_package = {where.strip("`"): what for where, what in rows}
-    for package in packages:
-        key = f"t2t_lite/{package.name}/"
+    missing, gone = _compare(package_root, top_cells, "t2t_lite/")
+    rows_by_package = {where.strip("`"): what for where, what in rows
+                       if where.startswith("`t2t_lite/") and where.endswith("/`")}
+    packages = {f"t2t_lite/{p.name}/": p for p in package_root.iterdir()
+                if (p / "__init__.py").is_file()}
+    for key in sorted(packages.keys() | rows_by_package.keys()):
         if key not in rows_by_package:
             missing.append(key)
-            continue
-        described = rows_by_package[key]
-        for path in sorted(package.glob("*.py")):
-            if path.name != "__init__.py" and f"`{path.name}`" not in described:
-                missing.append(f"{key}{path.name}")
-        for name in re.findall(r"`(\w+\.py)`", described):
-            if not (package / name).is_file():
-                gone.append(f"{key}{name}")
-    for where, _ in rows:
-        folder = where.strip("`")
-        if folder.startswith("t2t_lite/") and folder.endswith("/") \
-                and not (REPO_ROOT / folder / "__init__.py").is_file():
-            gone.append(folder)
+        elif key not in packages:
+            gone.append(key)
+        else:
+            more_missing, more_gone = _compare(packages[key], rows_by_package[key], key)
+            missing += more_missing
+            gone += more_gone
     return missing, gone
 
 
