@@ -28,6 +28,8 @@ INSTALL_REQUIRES = [
     "numpy==2.4.6",
     # SentencePiece's model proto (sentencepiece_model_pb2, read in vocab.py) needs it.
     "protobuf==7.36.2",
+    # Hugging Face Marian weights (model.safetensors) read with NumPy by t2t-import --marian_dir.
+    "safetensors==0.8.0",
 ]
 
 setup(
@@ -47,6 +49,7 @@ setup(
         "t2t_lite.parsing",
         "t2t_lite.t2t_import",
         "t2t_lite.t2t_compat",
+        "t2t_lite.marian",
         "t2t_lite.serve",
         "t2t_lite.problems",
         "t2t_lite.hparams",
