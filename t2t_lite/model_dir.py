@@ -5,7 +5,8 @@ starts, so they rebuild the model from this directory alone:
 
     hparams.json   the resolved HParams (set + overrides)
     problem.json   {"problem": name, "vocab_file": file name, "vocab_size": n}, and for
-                   a problem defined by files its "definition" (`data.definitions`)
+                   a problem defined by files its "definition"
+                   (`data.problem_definition`: `ModelDir.definition` reads it)
     usr_dir.json   the --usr_dir of the run, if given (`t2t_lite.usr_dir`)
     train_mix.json {"train_mix": spec}: the run's t2t-trainer --train_mix, if given
     <vocab file>   a copy of the problem's subword model
@@ -40,6 +41,7 @@ import keras
 
 import t2t_lite
 from t2t_lite import atomic, averaging, checkpoints, usr_dir
+from t2t_lite.data.problem_definition import ProblemDefinition
 from t2t_lite.data.vocab import SubwordVocab
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
@@ -80,7 +82,7 @@ def existing_run(output_dir: str) -> Optional["ModelDir"]:
 
 def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str,
             vocab_size: int, existing: Optional["ModelDir"], write: bool = True,
-            train_mix: Optional[str] = None, definition: Optional[Dict] = None,
+            train_mix: Optional[str] = None, definition: Optional[ProblemDefinition] = None,
             hparams_set: Optional[str] = None) -> None:
     """Checks `model_dir` for a training run and, if it is new, writes its metadata.
 
@@ -107,7 +109,7 @@ def prepare(model_dir: str, hparams: HParams, problem_name: str, vocab_path: str
     problem = {"problem": problem_name, "vocab_file": os.path.basename(vocab_path),
                "vocab_size": vocab_size}
     if definition is not None:
-        problem["definition"] = definition
+        problem["definition"] = definition.to_json()
     if existing is not None:
         if existing.hparams != hparams:
             diff = {k: (v, hparams.to_dict()[k]) for k, v in existing.hparams.to_dict().items()
@@ -177,16 +179,17 @@ class ModelDir:
 
     `ModelDir.open(path)` reads each metadata file once (one `open()` each) and
     raises every "Corrupt ..." error there; the values built from them (the
-    vocabulary, the problem, whose building may register a recorded definition)
-    are built on first use and kept. Programs open a model directory once and
-    hand this value down, instead of each function reading the files again by
-    path. Checkpoints are not metadata: they are listed when weights are loaded,
-    since a trainer may be writing new ones.
+    vocabulary, the problem, whose building reads and registers a recorded
+    definition: `definition`) are built on first use and kept. Programs open a
+    model directory once and hand this value down, instead of each function
+    reading the files again by path. Checkpoints are not metadata: they are
+    listed when weights are loaded, since a trainer may be writing new ones.
 
     Attributes:
       path: the directory as given.
       hparams: the resolved `HParams` it was trained with.
-      info: problem.json: {"problem", "vocab_file", "vocab_size"[, "definition"]}.
+      info: problem.json: {"problem", "vocab_file", "vocab_size"[, "definition"]}, as
+        stored (the definition's JSON; `definition` is its typed value).
       usr_dir_record: usr_dir.json (`usr_dir.record`), or None.
       import_record: t2t_import.json (a model imported from tensor2tensor), or None.
       train_mix: the --train_mix of its training run, or None.
@@ -209,6 +212,7 @@ class ModelDir:
                                   if WARM_START_FILE in raw else None)
         self._vocab = None
         self._problem = None
+        self._definition: Optional[ProblemDefinition] = None
 
     @classmethod
     def open(cls, path: str) -> "ModelDir":
@@ -275,9 +279,17 @@ class ModelDir:
         return self.info["vocab_size"]
 
     @property
-    def definition(self) -> Optional[Dict]:
-        """The recorded definition of a problem defined by files, or None."""
-        return self.info.get("definition")
+    def definition(self) -> Optional[ProblemDefinition]:
+        """The recorded definition of a problem defined by files, or None; read
+        (`ProblemDefinition.from_json`) on first use, when the problem is built.
+
+        Raises:
+          T2TError: a damaged definition, naming problem.json.
+        """
+        if self._definition is None and self.info.get("definition") is not None:
+            self._definition = ProblemDefinition.from_json(self.info["definition"],
+                                                           self.file_path(PROBLEM_FILE))
+        return self._definition
 
     @property
     def is_imported(self) -> bool:
@@ -322,8 +334,7 @@ class ModelDir:
                 self.check_usr_dir()
                 if self.definition is not None:
                     from t2t_lite.data import definitions
-                    definitions.register(definitions.check_definition(
-                        self.definition, self.file_path(PROBLEM_FILE)))
+                    definitions.register(self.definition)
                 self._problem = t2t_lite.registry.problem(self.problem_name)
         return self._problem
 

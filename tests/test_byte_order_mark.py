@@ -60,7 +60,7 @@ def test_datagen_reads_marked_windows_files_as_their_unix_copies(tmp_path):
     assert logged == [note_of(tsv), note_of(source),
                       f"Warning: {source} is both a train and a dev file: dev scores will be "
                       "measured on training data."]
-    assert [c["pairs"] for c in definition["train"]] == [2, 2]
+    assert [c.pairs for c in definition.train] == [2, 2]
     assert [list(c.pairs()) for c in corpora] == [[("eins", "one"), ("zwei", "two")],
                                                   [("drei", "three"), ("vier", "four")]]
 

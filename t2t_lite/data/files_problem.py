@@ -2,10 +2,11 @@
 
 What tensor2tensor's `text2text_tmpdir`, OpenNMT-tf's data configuration and
 fairseq-preprocess's `--trainpref` give their users: name the files, get a
-problem. The definition is data (`ProblemDefinition`, a JSON object), written
-by t2t-datagen beside the shards (`t2t_lite.data.definitions`) and into every
-model directory trained on it, so later programs rebuild the problem from
-there without the files or the flags.
+problem. The definition is data (`ProblemDefinition`, stored as a JSON
+object: `t2t_lite.data.problem_definition`), written by t2t-datagen beside
+the shards (`t2t_lite.data.definitions`) and into every model directory
+trained on it, so later programs rebuild the problem from there without the
+files or the flags.
 
 A corpus is named on the command line as `[NAME=]FILES` (`parse_corpus_spec`),
 FILES being either one TSV file (source TAB target on each line) or two
@@ -39,11 +40,10 @@ import re
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from t2t_lite.data.problem import Corpus, Pair, Problem, read_parallel_text
+from t2t_lite.data.problem_definition import HeldOut, ProblemDefinition, SplitFiles, TrainCorpus
 from t2t_lite.errors import T2TError
 from t2t_lite.textio import Note, iter_lines
 
-DEFINITION_KIND = "text_files"
-DEFINITION_VERSION = 1
 HELD_OUT_SEED = 1234
 HELD_OUT_FRACTION = 20      # 1/20 = 5% of the train pairs ...
 HELD_OUT_MAX = 1000         # ... at most this many
@@ -69,13 +69,6 @@ class CorpusFiles:
         if not self.is_tsv:
             return read_parallel_text(*self.files, note=note)
         return _tsv_pairs(self.files[0], note)
-
-    def to_json(self) -> Dict:
-        return {"name": self.name, "files": list(self.files)}
-
-    @classmethod
-    def from_json(cls, value: Dict) -> "CorpusFiles":
-        return cls(value["name"], tuple(value["files"]))
 
 
 def _tsv_pairs(path: str, note: Note = None) -> Iterator[Pair]:
@@ -158,21 +151,21 @@ def held_out_indices(total_pairs: int, size: int, seed: int) -> FrozenSet[int]:
 class FilesProblem(Problem):
     """A problem whose splits come from files named in its definition (see module doc)."""
 
-    def __init__(self, definition: Dict):
+    def __init__(self, definition: ProblemDefinition):
         self.definition = definition
-        self.name = definition["name"]
-        self.source_language = definition["source_language"]
-        self.target_language = definition["target_language"]
-        self.vocab_size = definition["vocab_size"]
-        self._train = [CorpusFiles.from_json(c) for c in definition["train"]]
+        self.name = definition.name
+        self.source_language = definition.source_language
+        self.target_language = definition.target_language
+        self.vocab_size = definition.vocab_size
+        self._train = [CorpusFiles(c.name, c.files) for c in definition.train]
         self._held_out_pairs: Optional[FrozenSet[Pair]] = None
 
     @property
-    def _held_out(self) -> Optional[Dict]:
-        return self.definition["dev"].get("held_out")
+    def _held_out(self) -> Optional[HeldOut]:
+        return self.definition.held_out
 
     def _train_counts(self) -> List[int]:
-        return [c["pairs"] for c in self.definition["train"]]
+        return [c.pairs for c in self.definition.train]
 
     def _indexed_train(self) -> Iterator[Tuple[int, Pair]]:
         index = 0
@@ -191,8 +184,8 @@ class FilesProblem(Problem):
     def _held_out_indices(self) -> FrozenSet[int]:
         if not self._held_out:
             return frozenset()
-        return held_out_indices(sum(self._train_counts()), self._held_out["pairs"],
-                                self._held_out["seed"])
+        return held_out_indices(sum(self._train_counts()), self._held_out.pairs,
+                                self._held_out.seed)
 
     def train_corpora(self, tmp_dir: Optional[str]) -> List[Corpus]:
         """One corpus per --train_files, by its name; held-out pairs left out."""
@@ -223,7 +216,7 @@ class FilesProblem(Problem):
         """The files a split reads: a held-out dev set reads the train files."""
         if split == "train" or (split == "dev" and self._held_out):
             return [p for c in self._train for p in c.files]
-        return list((self.definition.get(split) or {}).get("files") or [])
+        return list(self.definition.split_files(split))
 
     def raw_pairs(self, split: str, tmp_dir: Optional[str]) -> Iterator[Pair]:
         if split == "train":
@@ -233,9 +226,9 @@ class FilesProblem(Problem):
             chosen = self._held_out_indices()
             yield from (p for i, p in self._indexed_train() if i in chosen)
         else:
-            files = (self.definition.get(split) or {}).get("files")
+            files = self.definition.split_files(split)
             if files:
-                yield from CorpusFiles(split, tuple(files)).pairs()
+                yield from CorpusFiles(split, files).pairs()
 
 
 def _bind(method: Callable, corpus: CorpusFiles, start: int) -> Callable[[], Iterator[Pair]]:
@@ -262,7 +255,7 @@ def default_problem_name(source_language: str, target_language: str) -> str:
 def make_definition(name: str, source_language: str, target_language: str,
                     train: Sequence[CorpusFiles], dev: Optional[CorpusFiles],
                     test: Optional[CorpusFiles], vocab_size: int,
-                    log: Callable[[str], None] = print) -> Dict:
+                    log: Callable[[str], None] = print) -> ProblemDefinition:
     """Checks every file (`check_corpus`) and returns the problem's definition.
 
     Raises:
@@ -290,28 +283,26 @@ def make_definition(name: str, source_language: str, target_language: str,
         raise T2TError(f"Two train corpora are named {repeated[0]!r}: name them with "
                        "--train_files=NAME=FILES.")
     note = _once(log)  # a file given twice (train and dev) is noted once
-    train_json = [dict(c.to_json(), pairs=check_corpus(c, "train", note)) for c in train]
-    total = sum(c["pairs"] for c in train_json)
-    definition = {"kind": DEFINITION_KIND, "version": DEFINITION_VERSION, "name": name,
-                  "source_language": source_language, "target_language": target_language,
-                  "vocab_size": vocab_size, "train": train_json}
+    counted = tuple(TrainCorpus(c.name, c.files, check_corpus(c, "train", note)) for c in train)
+    total = sum(c.pairs for c in counted)
+    given: Dict[str, Optional[SplitFiles]] = {}
     train_files = {p for c in train for p in c.files}
     for split, corpus in (("dev", dev), ("test", test)):
         if corpus is None:
-            definition[split] = None
+            given[split] = None
             continue
-        definition[split] = {"files": list(corpus.files),
-                             "pairs": check_corpus(corpus, split, note)}
+        given[split] = SplitFiles(corpus.files, check_corpus(corpus, split, note))
         shared = sorted(train_files & set(corpus.files))
         if shared:
             log(f"Warning: {shared[0]} is both a train and a {split} file: {split} scores will "
                 "be measured on training data.")
+    held_out = None
     if dev is None:
         if total < 2:
             raise T2TError(f"The train corpora hold {total} pair(s): too few to hold out a dev "
                            "set; give --dev_files.")
-        size = held_out_size(total)
-        definition["dev"] = {"held_out": {"pairs": size, "seed": HELD_OUT_SEED}}
-        log(f"No --dev_files: holding out {size:,} of the {total:,} train pairs as dev "
-            f"(seed {HELD_OUT_SEED}; they and their duplicates are left out of train).")
-    return definition
+        held_out = HeldOut(held_out_size(total), HELD_OUT_SEED)
+        log(f"No --dev_files: holding out {held_out.pairs:,} of the {total:,} train pairs as "
+            f"dev (seed {HELD_OUT_SEED}; they and their duplicates are left out of train).")
+    return ProblemDefinition(name, source_language, target_language, vocab_size, counted,
+                             held_out or given["dev"], given["test"])

@@ -19,6 +19,7 @@ import tensorflow as tf
 import t2t_lite
 from t2t_lite import model_dir
 from t2t_lite.data import datagen, mixing
+from t2t_lite.data.files_problem import FilesProblem
 from t2t_lite.data.integrity import check_shards, data_loss_error
 from t2t_lite.data.pipeline import make_dataset
 from t2t_lite.data.vocab import SubwordVocab
@@ -144,7 +145,8 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
         sources = mixing.train_sources(data_dir, problem.name, mix)  # its errors: nothing written
         model_dir.prepare(output_dir, hparams, problem.name, vocab_file, vocab.vocab_size, run,
                           write=chief, train_mix=train_mix,
-                          definition=getattr(problem, "definition", None),
+                          definition=(problem.definition
+                                      if isinstance(problem, FilesProblem) else None),
                           hparams_set=hparams_set)
         trainer = make_trainer(hparams, problem.name, data_dir, output_dir, vocab.vocab_size,
                                options, strategy, problem, vocab, train_mix=mix)

@@ -15,6 +15,7 @@ from t2t_lite import registry, textio
 from t2t_lite.bin import t2t_datagen
 from t2t_lite.data import definitions, files_problem
 from t2t_lite.data.files_problem import CorpusFiles, parse_corpus_spec
+from t2t_lite.data.problem_definition import HeldOut, ProblemDefinition, TrainCorpus
 
 
 def write(path, text, gz=False):
@@ -76,8 +77,8 @@ def test_held_out_dev_is_seeded_sized_and_never_in_train(tmp_path):
         log=logged.append)
     assert logged == ["No --dev_files: holding out 15 of the 300 train pairs as dev (seed 1234; "
                       "they and their duplicates are left out of train)."]
-    assert definition["dev"] == {"held_out": {"pairs": 15, "seed": 1234}}
-    assert [c["pairs"] for c in definition["train"]] == [200, 100]
+    assert definition.dev == HeldOut(pairs=15, seed=1234)
+    assert [c.pairs for c in definition.train] == [200, 100]
     problem = files_problem.FilesProblem(definition)
     dev = list(problem.raw_pairs("dev", None))
     # The same indices as an independent draw with the recorded seed.
@@ -183,13 +184,13 @@ def test_a_second_definition_of_the_same_name_is_refused(tmp_path, capsys):
             "translate_xy_twice", "x", "y", [parse_corpus_spec(second, "-")], None, None, 500,
             log=lambda line: None))
     saved = json.loads((tmp_path / "data" / "translate_xy_twice.problem.json").read_text())
-    assert saved == definition
+    assert saved == definition.to_json()
     assert registry.problem_origin("translate_xy_twice") == registry.DEFINED
 
 
 def test_a_definition_cannot_take_a_built_in_name():
-    definition = {"name": "translate_ende_numbers", "source_language": "x",
-                  "target_language": "y"}
+    definition = ProblemDefinition("translate_ende_numbers", "x", "y", 500,
+                                   (TrainCorpus("a", ("a.tsv",), 2),), HeldOut(1, 1234), None)
     with pytest.raises(files_problem.T2TError,
                        match="problem 'translate_ende_numbers' is already registered."):
         registry.register_defined_problem(definitions.problem_class(definition),
@@ -205,9 +206,10 @@ def test_corrupt_definition_is_one_line(tmp_path):
 
 
 def _valid_definition(tmp_path):
+    """A definition as JSON, to damage."""
     corpus = parse_corpus_spec(write(tmp_path / "a.tsv", tsv(pairs_text(40))), "-")
     return files_problem.make_definition("translate_xy_edit", "x", "y", [corpus], None, corpus,
-                                         500, log=lambda line: None)
+                                         500, log=lambda line: None).to_json()
 
 
 @pytest.mark.parametrize("edit, damage", [
@@ -246,7 +248,7 @@ def test_a_damaged_definition_in_a_model_directory_names_its_problem_json(tmp_pa
     definition = _valid_definition(tmp_path)
     definition["vocab_size"] = "500"
     with pytest.raises(files_problem.T2TError) as e:
-        definitions.check_definition(definition, "M/problem.json")
+        ProblemDefinition.from_json(definition, "M/problem.json")
     assert str(e.value) == ('Corrupt problem definition in M/problem.json: vocab_size is "500", '
                             "expected a whole number.")
 
