@@ -13,8 +13,6 @@ the model directory.
 import argparse
 from typing import Optional
 
-from t2t_lite.errors import T2TError
-
 FILES_FLAGS = ("source_lang", "target_lang", "train_files", "dev_files", "test_files",
                "vocab_size")
 
@@ -59,46 +57,19 @@ def files_given(args: argparse.Namespace) -> bool:
 def resolve_problem(args: argparse.Namespace, log=print):
     """The problem `args` name, after importing --usr_dir.
 
-    With files flags: defines the problem, checks every file and writes its
-    definition into args.data_dir. Otherwise: --problem (registered, or defined
-    in args.data_dir), or the one problem with data in args.data_dir.
+    With files flags: `definitions.define_problem` (defines the problem, checks
+    every file and writes its definition into args.data_dir). Otherwise:
+    `definitions.find_problem` (--problem, registered or defined in
+    args.data_dir, or the one problem with data in args.data_dir).
 
     Raises:
-      T2TError: see `files_problem.make_definition`; unknown names; no
-        --problem where the data directory holds none or several.
+      T2TError: see those functions.
     """
-    from t2t_lite import registry
     from t2t_lite.data import definitions
     import_usr_dir(args)
     data_dir: Optional[str] = getattr(args, "data_dir", None)
     if files_given(args):
-        return _define(args, data_dir, log)
-    definitions.register_data_dir(data_dir)
-    name = args.problem or (definitions.only_problem(data_dir) if data_dir else None)
-    if not name:
-        raise T2TError("--problem is needed (or --data_dir holding one problem's data).")
-    return registry.problem(name)
-
-
-def _define(args: argparse.Namespace, data_dir: Optional[str], log):
-    from t2t_lite import registry
-    from t2t_lite.data import definitions, files_problem
-    missing = [f"--{f}" for f in ("source_lang", "target_lang", "train_files", "data_dir")
-               if not getattr(args, f, None)]
-    if missing:
-        raise T2TError(f"A problem defined by files needs {', '.join(missing)}.")
-    name = args.problem or files_problem.default_problem_name(args.source_lang, args.target_lang)
-    origin = registry.problem_origin(name) if name in registry.list_problems() else None
-    if origin not in (None, registry.DEFINED):
-        owner = "built-in" if origin == registry.BUILT_IN else f"--usr_dir {origin}"
-        raise T2TError(f"--problem={name} is the name of a {owner} problem: give your files' "
-                       "problem another --problem name.")
-    parse = files_problem.parse_corpus_spec
-    definition = files_problem.make_definition(
-        name, args.source_lang, args.target_lang,
-        [parse(spec, "--train_files") for spec in args.train_files],
-        parse(args.dev_files, "--dev_files") if args.dev_files else None,
-        parse(args.test_files, "--test_files") if args.test_files else None,
-        args.vocab_size or files_problem.DEFAULT_VOCAB_SIZE, log=log)
-    definitions.write(data_dir, definition)
-    return registry.problem(name)
+        return definitions.define_problem(
+            data_dir, args.problem, args.source_lang, args.target_lang, args.train_files,
+            args.dev_files, args.test_files, args.vocab_size, log=log)
+    return definitions.find_problem(args.problem, data_dir)

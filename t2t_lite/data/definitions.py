@@ -11,16 +11,21 @@ own to register, so its definition (a `ProblemDefinition`,
   - the model directory's `problem.json` keeps a copy under "definition"
     (`t2t_lite.model_dir`), so t2t-decoder, t2t-exporter and t2t-server rebuild
     the problem from the model directory alone.
+
+`define_problem` is what the files flags of t2t-datagen and t2t-trainer do
+(the problem's name, the refusal of a built-in or --usr_dir name, the corpus
+specs, the definition written); `find_problem` finds the problem of
+--problem and --data_dir otherwise.
 """
 
 import dataclasses
 import glob
 import json
 import os
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from t2t_lite import atomic, registry
-from t2t_lite.data import layout
+from t2t_lite.data import files_problem, layout
 from t2t_lite.data.files_problem import FilesProblem
 from t2t_lite.data.problem_definition import ProblemDefinition, SplitFiles, shown
 from t2t_lite.errors import T2TError
@@ -133,3 +138,55 @@ def only_problem(data_dir: str) -> str:
         raise T2TError(f"--problem is needed: {data_dir} holds {which}.")
     return names[0]
 
+
+def find_problem(name: Optional[str], data_dir: Optional[str]):
+    """The problem `name` (--problem: registered, or defined in `data_dir`), or
+    without a name the one problem with data in `data_dir`.
+
+    Raises:
+      T2TError: an unknown name, a damaged definition in `data_dir`, or no name
+        where `data_dir` is not given or holds no or several problems' data.
+    """
+    register_data_dir(data_dir)
+    name = name or (only_problem(data_dir) if data_dir else None)
+    if not name:
+        raise T2TError("--problem is needed (or --data_dir holding one problem's data).")
+    return registry.problem(name)
+
+
+def define_problem(data_dir: Optional[str], name: Optional[str], source_language: Optional[str],
+                   target_language: Optional[str], train_files: Optional[Sequence[str]],
+                   dev_files: Optional[str], test_files: Optional[str],
+                   vocab_size: Optional[int], log: Callable[[str], None] = print):
+    """Defines the problem of the user's files (t2t-datagen's files flags: corpus
+    specs as `files_problem.parse_corpus_spec` reads them), checks every file,
+    writes its definition into `data_dir` and returns the registered problem.
+
+    `name` defaults to `files_problem.default_problem_name`, `vocab_size` to
+    `files_problem.DEFAULT_VOCAB_SIZE`.
+
+    Raises:
+      T2TError: no languages, train files or `data_dir`; the name of a
+        built-in or --usr_dir problem; see `files_problem.make_definition`
+        and `write`.
+    """
+    missing = [f"--{flag}" for flag, value in (
+        ("source_lang", source_language), ("target_lang", target_language),
+        ("train_files", train_files), ("data_dir", data_dir)) if not value]
+    if missing:
+        raise T2TError(f"A problem defined by files needs {', '.join(missing)}.")
+    name = name or files_problem.default_problem_name(source_language, target_language)
+    origin = registry.problem_origin(name) if name in registry.list_problems() else None
+    if origin not in (None, registry.DEFINED):
+        owner = "built-in" if origin == registry.BUILT_IN else f"--usr_dir {origin}"
+        raise T2TError(f"--problem={name} is the name of a {owner} problem: give your files' "
+                       "problem another --problem name.")
+    parse = files_problem.parse_corpus_spec
+    definition = files_problem.make_definition(
+        name, source_language, target_language,
+        [parse(spec, "--train_files") for spec in train_files],
+        parse(dev_files, "--dev_files") if dev_files else None,
+        parse(test_files, "--test_files") if test_files else None,
+        vocab_size or files_problem.DEFAULT_VOCAB_SIZE, log=log)
+    write(data_dir, definition)
+    return registry.problem(name)

@@ -9,8 +9,11 @@ import json
 
 import pytest
 
-from t2t_lite import model_dir
+from registry_isolation import isolated_registry  # noqa: F401 (a fixture)
+from t2t_lite import model_dir, registry
 from t2t_lite.bin import problem_flags, t2t_datagen
+from t2t_lite.data import definitions
+from t2t_lite.data.problem import Problem
 from t2t_lite.data.problem_definition import HeldOut, ProblemDefinition, SplitFiles, TrainCorpus
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
@@ -165,3 +168,44 @@ def test_a_field_of_the_wrong_type_is_one_line(edit, message, tmp_path):
         ProblemDefinition.from_json(stored, "W")
     assert str(e.value) == message
 
+
+def test_define_problem_takes_plain_values(tmp_path):
+    """The files flags' policy, without argparse: the default name and vocabulary
+    size, the definition written and registered."""
+    write_corpora(tmp_path)
+    logged = []
+    problem = definitions.define_problem(
+        str(tmp_path / "data"), None, "x", "y", [f"news={tmp_path / 'news.tsv'}"], None,
+        f"{tmp_path / 'dev.x'},{tmp_path / 'dev.y'}", None, log=logged.append)
+    assert logged == ["No --dev_files: holding out 1 of the 3 train pairs as dev (seed 1234; "
+                      "they and their duplicates are left out of train)."]
+    assert problem.definition == ProblemDefinition(
+        "translate_xy_files", "x", "y", 8000, (TrainCorpus("news", (f"{tmp_path}/news.tsv",), 3),),
+        HeldOut(1, 1234), SplitFiles((f"{tmp_path}/dev.x", f"{tmp_path}/dev.y"), 2))
+    assert definitions.read(str(tmp_path / "data" / "translate_xy_files.problem.json")) == \
+        problem.definition
+
+
+@pytest.mark.parametrize("values, message", [
+    ((None, "x", None, ["a.tsv"]), "A problem defined by files needs --target_lang, --data_dir."),
+    (("D", "", "y", []), "A problem defined by files needs --source_lang, --train_files."),
+])
+def test_define_problem_names_the_missing_flags(values, message):
+    data_dir, source, target, train = values
+    with pytest.raises(T2TError) as e:
+        definitions.define_problem(data_dir, None, source, target, train, None, None, None)
+    assert str(e.value) == message
+
+
+def test_define_problem_refuses_a_usr_dir_problem_name(isolated_registry, tmp_path):
+    write_corpora(tmp_path)
+    with registry.user_code("/my/usr_dir"):
+        @registry.register_problem("translate_xy_mine")
+        class Mine(Problem):
+            pass
+    with pytest.raises(T2TError) as e:
+        definitions.define_problem(str(tmp_path / "data"), "translate_xy_mine", "x", "y",
+                                   [str(tmp_path / "news.tsv")], None, None, None)
+    assert str(e.value) == ("--problem=translate_xy_mine is the name of a --usr_dir /my/usr_dir "
+                            "problem: give your files' problem another --problem name.")
+    assert not (tmp_path / "data").exists()
