@@ -6,7 +6,7 @@ starts, so they rebuild the model from this directory alone:
     hparams.json   the resolved HParams (set + overrides)
     problem.json   {"problem": name, "vocab_file": file name, "vocab_size": n}, and for
                    a problem defined by files its "definition"
-                   (`data.problem_definition`: `ModelDir.definition` reads it)
+                   (`data.problem_definition`, checked when the directory is opened)
     usr_dir.json   the --usr_dir of the run, if given (`t2t_lite.usr_dir`)
     train_mix.json {"train_mix": spec}: the run's t2t-trainer --train_mix, if given
     <vocab file>   a copy of the problem's subword model
@@ -178,9 +178,9 @@ class ModelDir:
     """A model directory opened once: its metadata read, checked and kept.
 
     `ModelDir.open(path)` reads each metadata file once (one `open()` each) and
-    raises every "Corrupt ..." error there; the values built from them (the
-    vocabulary, the problem, whose building reads and registers a recorded
-    definition: `definition`) are built on first use and kept. Programs open a
+    raises every "Corrupt ..." error there (a recorded problem definition
+    included); the values built from them (the vocabulary, the problem, whose
+    building registers a recorded definition) are built on first use and kept. Programs open a
     model directory once and hand this value down, instead of each function
     reading the files again by path. Checkpoints are not metadata: they are
     listed when weights are loaded, since a trainer may be writing new ones.
@@ -189,7 +189,8 @@ class ModelDir:
       path: the directory as given.
       hparams: the resolved `HParams` it was trained with.
       info: problem.json: {"problem", "vocab_file", "vocab_size"[, "definition"]}, as
-        stored (the definition's JSON; `definition` is its typed value).
+        stored (the definition's JSON).
+      definition: the typed `ProblemDefinition` of a problem defined by files, or None.
       usr_dir_record: usr_dir.json (`usr_dir.record`), or None.
       import_record: t2t_import.json (a model imported from tensor2tensor), or None.
       train_mix: the --train_mix of its training run, or None.
@@ -202,6 +203,9 @@ class ModelDir:
         self._raw = dict(raw)  # file name -> the bytes read (hashes, provenance copies)
         self.hparams = HParams.from_dict(self._parsed(HPARAMS_FILE))
         self.info = self._checked_info(self._parsed(PROBLEM_FILE))
+        self.definition: Optional[ProblemDefinition] = (
+            ProblemDefinition.from_json(self.info["definition"], self.file_path(PROBLEM_FILE))
+            if self.info.get("definition") is not None else None)
         self.usr_dir_record = (usr_dir.check_record(self._parsed(usr_dir.USR_DIR_FILE),
                                                     self.file_path(usr_dir.USR_DIR_FILE))
                                if usr_dir.USR_DIR_FILE in raw else None)
@@ -212,7 +216,6 @@ class ModelDir:
                                   if WARM_START_FILE in raw else None)
         self._vocab = None
         self._problem = None
-        self._definition: Optional[ProblemDefinition] = None
 
     @classmethod
     def open(cls, path: str) -> "ModelDir":
@@ -278,18 +281,6 @@ class ModelDir:
     def vocab_size(self) -> int:
         return self.info["vocab_size"]
 
-    @property
-    def definition(self) -> Optional[ProblemDefinition]:
-        """The recorded definition of a problem defined by files, or None; read
-        (`ProblemDefinition.from_json`) on first use, when the problem is built.
-
-        Raises:
-          T2TError: a damaged definition, naming problem.json.
-        """
-        if self._definition is None and self.info.get("definition") is not None:
-            self._definition = ProblemDefinition.from_json(self.info["definition"],
-                                                           self.file_path(PROBLEM_FILE))
-        return self._definition
 
     @property
     def is_imported(self) -> bool:

@@ -209,3 +209,21 @@ def test_define_problem_refuses_a_usr_dir_problem_name(isolated_registry, tmp_pa
     assert str(e.value) == ("--problem=translate_xy_mine is the name of a --usr_dir /my/usr_dir "
                             "problem: give your files' problem another --problem name.")
     assert not (tmp_path / "data").exists()
+
+
+def test_a_damaged_definition_stops_opening_the_model_directory(tmp_path):
+    """ModelDir.open raises every Corrupt error itself, the recorded definition's too
+    (not later, when a program first builds the problem)."""
+    write_corpora(tmp_path)
+    problem = define(tmp_path)
+    vocab = tmp_path / "v.model"
+    vocab.write_bytes(b"pieces")
+    model_dir.prepare(str(tmp_path / "m"), HParams(), NAME, str(vocab), 300, None,
+                      definition=problem.definition)
+    path = tmp_path / "m" / "problem.json"
+    info = json.loads(path.read_text())
+    info["definition"]["version"] = "1"
+    path.write_text(json.dumps(info))
+    with pytest.raises(T2TError, match=r'^Corrupt problem definition in .*problem\.json: '
+                                       r'version is "1", expected a whole number\.$'):
+        model_dir.ModelDir.open(str(tmp_path / "m"))
