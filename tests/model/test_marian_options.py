@@ -31,11 +31,18 @@ def marian_like(vocab_size=40, **overrides):
     return model
 
 
+NEW_FIELDS = ("attention_bias", "ffn_activation", "scale_embedding", "logits_bias",
+              "embed_padding", "source_vocab_size")
+
+
 def test_defaults_are_the_papers_model():
     hp = HParams()
-    assert (hp.attention_bias, hp.ffn_activation, hp.scale_embedding, hp.timing_signal,
-            hp.logits_bias, hp.embed_padding, hp.source_vocab_size) == (
-                False, "relu", True, "paper", False, False, 0)
+    assert tuple(getattr(hp, name) for name in NEW_FIELDS) == (
+        False, "relu", True, False, False, 0)
+    assert hp.timing_signal == "paper"
+    # hparams.json written before these fields existed loads with them at their defaults
+    older = {k: v for k, v in hp.to_dict().items() if k not in NEW_FIELDS}
+    assert HParams.from_dict(older) == hp
 
 
 def test_marian_options_add_exactly_the_biases():

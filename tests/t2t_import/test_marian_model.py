@@ -161,3 +161,29 @@ def test_mixed_bfloat16_runs_the_imported_model(loaded):
     tgt = tf.constant(padded([float32.target_ids[expected["tgt_0"]]]))
     assert model({"inputs": src, "targets": tgt}).dtype == tf.float32
     assert max_difference(half, expected) < 0.2  # 0.046 measured
+
+
+def read_ids(path: pathlib.Path) -> list:
+    return [[int(i) for i in line.split()] for line in path.read_text().split("\n")[:-1]]
+
+
+@pytest.mark.parametrize("name", ["shared_swish", "separate_relu", "multilingual_gelu"])
+def test_step_by_step_greedy_decoding_equals_transformers_greedy(loaded, name):
+    """decode_step (the cache of the attention biases, the start row at step 0) on
+    three recorded lines (two numbers, the empty line), argmax with <pad> barred as
+    bad_words_ids bars it: transformers' greedy ids, renumbered."""
+    expected = MARIAN / name / "expected"
+    sources, outputs = read_ids(expected / "input.ids"), read_ids(expected / "greedy.ids")
+    model = loaded[name]
+    for line in (0, 1, 50):
+        memory, bias = model.model.encode(tf.constant(model.source_ids[sources[line]][None]))
+        cache = model.model.init_cache(memory, bias, max_length=None)
+        ids, decoded = tf.zeros([1], tf.int32), []
+        while len(decoded) < 30 and decoded[-1:] != [1]:
+            logits, cache = model.model.decode_step(ids, tf.constant(len(decoded)), cache,
+                                                    growing=True)
+            logits = logits.numpy()[0]
+            logits[0] = -np.inf  # bad_words_ids [[<pad>]]
+            decoded.append(int(logits.argmax()))
+            ids = tf.constant(decoded[-1:])
+        assert decoded == model.target_ids[outputs[line]].tolist(), line
