@@ -18,7 +18,10 @@ than `<pad>`, several end ids.
 
 Dropouts (`dropout`, `attention_dropout`, `activation_dropout`) become the hparams
 a fine-tuning run uses; `encoder_layerdrop`/`decoder_layerdrop` (training only) have
-no t2t-lite equivalent and are not used.
+no t2t-lite equivalent and are not used. `max_position_embeddings` becomes
+`max_length`: transformers cannot embed a later position, and t2t-lite's decoders
+cut longer inputs to it (`max_input_length` 0); other training hparams keep
+t2t-lite's defaults.
 """
 
 import dataclasses
@@ -101,8 +104,11 @@ def read_json(path: str) -> Dict[str, Any]:
 
 
 def _typed(values: Dict[str, Any], key: str, kind, path: str, defaults=MARIAN_DEFAULTS):
-    """values[key] (or its default), checked to be of `kind` (int, float, bool, str)."""
-    value = values.get(key, defaults.get(key))
+    """values[key] (its default when absent or null, as transformers' configs fill
+    them), checked to be of `kind` (int, float, bool, str)."""
+    value = values.get(key)
+    if value is None:
+        value = defaults.get(key)
     ok = (isinstance(value, bool) if kind is bool else
           isinstance(value, (int, float)) and not isinstance(value, bool) if kind is float else
           isinstance(value, int) and not isinstance(value, bool) if kind is int else
@@ -126,11 +132,12 @@ def _one_id(values: Dict[str, Any], key: str, path: str, defaults) -> Optional[i
 
 
 def _same(values: Dict[str, Any], a: str, b: str, path: str, what: str) -> int:
-    if _typed(values, a, int, path) != _typed(values, b, int, path):
-        raise T2TError(f"{path}: {a} {values.get(a, MARIAN_DEFAULTS[a])} differs from {b} "
-                       f"{values.get(b, MARIAN_DEFAULTS[b])}; t2t-lite's Transformer has one "
-                       f"{what} for encoder and decoder.")
-    return values.get(a, MARIAN_DEFAULTS[a])
+    """The int field `a`, which must equal field `b`."""
+    first, second = _typed(values, a, int, path), _typed(values, b, int, path)
+    if first != second:
+        raise T2TError(f"{path}: {a} {first} differs from {b} {second}; t2t-lite's Transformer "
+                       f"has one {what} for encoder and decoder.")
+    return first
 
 
 def to_hparams(values: Dict[str, Any], path: str = CONFIG_FILE) -> Tuple[HParams, int, int, bool]:

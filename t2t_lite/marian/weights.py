@@ -56,9 +56,8 @@ def read_tensors(marian_dir: str) -> Dict[str, np.ndarray]:
     elif os.path.exists(os.path.join(marian_dir, PYTORCH_BIN)):
         raise T2TError(
             f"{marian_dir} holds only {PYTORCH_BIN} (a pickled torch file, which t2t-lite does "
-            f"not read); convert it to {SAFETENSORS} first, e.g. where torch and transformers "
-            "are installed: python -c \"from transformers import MarianMTModel as M; "
-            f"M.from_pretrained('{marian_dir}').save_pretrained('{marian_dir}')\".")
+            f"not read); convert it to {SAFETENSORS} first where torch and safetensors are "
+            f"installed: {_convert_command(marian_dir, 'v.clone().contiguous()')}")
     else:
         raise T2TError(f"{marian_dir} has no {SAFETENSORS}: not a Hugging Face model directory?")
     tensors: Dict[str, np.ndarray] = {}
@@ -66,9 +65,22 @@ def read_tensors(marian_dir: str) -> Dict[str, np.ndarray]:
         try:
             tensors.update(load_file(path))
         except Exception as e:  # safetensors raises its own error types and TypeError
-            raise T2TError(f"Cannot read {path}: {type(e).__name__}: {e} (bfloat16 tensors "
-                           "cannot be read into NumPy; save the model in float32).") from None
+            hint = (f"; NumPy has no bfloat16: save the tensors in float32 where torch is "
+                    f"installed: {_convert_command(marian_dir, 'v.float()', SAFETENSORS)}"
+                    if "bfloat16" in str(e) else "")
+            raise T2TError(f"Cannot read {path}: {type(e).__name__}: {e}{hint}") from None
     return tensors
+
+
+def _convert_command(marian_dir: str, value: str, source: str = PYTORCH_BIN) -> str:
+    """A shell command that writes DIR/model.safetensors from DIR/`source` with each
+    tensor v saved as `value` (aliases that share memory become equal copies, which
+    the import checks and drops)."""
+    src, out = os.path.join(marian_dir, source), os.path.join(marian_dir, SAFETENSORS)
+    load = ("torch.load(%r, map_location='cpu')" % src if source == PYTORCH_BIN else
+            "safetensors.torch.load_file(%r)" % src)
+    return (f"python -c \"import torch, safetensors.torch; s = {load}; "
+            f"safetensors.torch.save_file({{k: {value} for k, v in s.items()}}, {out!r})\"")
 
 
 def marian_positions(rows: int, depth: int) -> np.ndarray:

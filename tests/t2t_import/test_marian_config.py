@@ -200,7 +200,12 @@ def test_pytorch_model_bin_alone_says_how_to_convert(tmp_path):
     (path / "pytorch_model.bin").write_bytes(b"not read")
     message = one_line_error(load_model, str(path))
     assert "holds only pytorch_model.bin" in message
-    assert "convert it to model.safetensors" in message and "save_pretrained" in message
+    assert "convert it to model.safetensors first" in message
+    # the command (checked by hand with torch 2.13: the converted file of a full
+    # state_dict, aliases included, imports to shared_swish's log-probabilities)
+    assert (f"torch.load('{path}/pytorch_model.bin', map_location='cpu'); "
+            "safetensors.torch.save_file({k: v.clone().contiguous() for k, v in s.items()}, "
+            f"'{path}/model.safetensors')") in message
 
 
 def test_no_weights_at_all(tmp_path):
