@@ -3,11 +3,11 @@
 Written by hand rather than taken from `keras.layers.MultiHeadAttention` or
 keras-hub because the paper's model needs what those lack together:
 projections without biases (the paper's W^Q, W^K, W^V, W^O; tensor2tensor
-has none either; Hugging Face's Marian has them: `use_bias`), d_k different from d_v (Table 3 B), one fused matmul for
-the query/key/value projections (the largest speed lever on CPUs), a
-separate attention-weight dropout, and a preallocated key/value cache whose
-update is a plain TensorFlow op that serves eager, `tf.function`, XLA and the
-TF1 SavedModel loader alike.
+has none either; Hugging Face's Marian has them: `use_bias`), d_k different
+from d_v (Table 3 B), one fused matmul for the query/key/value projections
+(the largest speed lever on CPUs), a separate attention-weight dropout, and a
+preallocated key/value cache whose update is a plain TensorFlow op that serves
+eager, `tf.function`, XLA and the TF1 SavedModel loader alike.
 
 Shapes: B batch, T query length, S key length, L cache length, H heads,
 K = key_channels / H, V = value_channels / H, D hidden size.
