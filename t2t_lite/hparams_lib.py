@@ -54,7 +54,8 @@ LEGACY_DECAY_SCHEMES = {
 }
 
 
-TIMING_SIGNALS = ("paper", "tensor2tensor")
+TIMING_SIGNALS = ("paper", "tensor2tensor", "marian")
+FFN_ACTIVATIONS = ("relu", "swish", "gelu")
 TARGET_SPACES = 32  # rows of tensor2tensor's target_space_embedding
 
 
@@ -99,7 +100,9 @@ class HParams:
     pos: str = "timing"                # "timing": sinusoids; "emb": learned positions (Table 3 E)
     # The layout of the sinusoids: "paper" (section 3.5: sin and cos interleaved, rates
     # 10000^(-2i/d)) or "tensor2tensor" (t2t's get_timing_signal_1d: all sines, then all
-    # cosines, rates spaced by log(10^4) / (d/2 - 1)); imported t2t models use the latter.
+    # cosines, rates spaced by log(10^4) / (d/2 - 1)); imported t2t models use the latter;
+    # or "marian" (Hugging Face's Marian: sin(p / 10000^(2i/d)) in the first half, cos in
+    # the second, computed in float64).
     timing_signal: str = "paper"
     # tensor2tensor's target-space embedding (32 rows, one added to every encoder
     # input position: row `target_space_id`); t2t-lite's own models have none.
@@ -110,6 +113,17 @@ class HParams:
     layer_norm_epsilon: float = 1e-6
     shared_embedding: bool = True      # one embedding for source and target (shared vocabulary)
     shared_embedding_and_softmax_weights: bool = True  # tie target embedding and softmax
+    # Rows of the source embedding table when it is not shared (shared_embedding=False);
+    # 0: the vocabulary's size. Imported Marian models with separate vocabularies.
+    source_vocab_size: int = 0
+    # --- Choices of imported models (Hugging Face Marian); the defaults are the paper's ---
+    attention_bias: bool = False       # biases on the q, k, v and output projections
+    ffn_activation: str = "relu"       # "relu", "swish" (SiLU) or "gelu" (exact, with erf)
+    scale_embedding: bool = True       # embeddings times sqrt(d_model)
+    logits_bias: bool = False          # a trained bias added to the logits (final_logits_bias)
+    # False: id 0 (padding, and the decoder's start symbol) embeds to zeros. True: id 0
+    # embeds to its own row like any id (Marian starts decoding from the <pad> row).
+    embed_padding: bool = False
     initializer_gain: float = 1.0      # scale of the Glorot-uniform initialiser of the layers
 
     # --- Regularisation (section 5.4) ---
@@ -244,7 +258,7 @@ class HParams:
                         "attention_value_channels", "learning_rate_warmup_steps",
                         "learning_rate_decay_steps", "learning_rate_decay_rate",
                         "tokens_per_step", "clip_grad_norm", "learning_rate",
-                        "learning_rate_constant", "layer_norm_epsilon"]
+                        "learning_rate_constant", "layer_norm_epsilon", "source_vocab_size"]
         for name in non_negative:
             if getattr(self, name) < 0:
                 raise T2TError(f"hparam {name!r} must be >= 0, got {getattr(self, name)}.")
@@ -264,6 +278,12 @@ class HParams:
         if self.timing_signal not in TIMING_SIGNALS:
             raise T2TError(f"hparam 'timing_signal' must be one of {', '.join(TIMING_SIGNALS)}, "
                            f"got {self.timing_signal!r}.")
+        if self.ffn_activation not in FFN_ACTIVATIONS:
+            raise T2TError(f"hparam 'ffn_activation' must be one of {', '.join(FFN_ACTIVATIONS)}, "
+                           f"got {self.ffn_activation!r}.")
+        if self.source_vocab_size and self.shared_embedding:
+            raise T2TError(f"hparam 'source_vocab_size' ({self.source_vocab_size}) needs "
+                           "shared_embedding=false: a shared table has one size.")
         if not 0 <= self.target_space_id < TARGET_SPACES:
             raise T2TError(f"hparam 'target_space_id' must be in [0, {TARGET_SPACES}), "
                            f"got {self.target_space_id}.")

@@ -135,6 +135,15 @@ def check_convertible(hp) -> None:
     if hp.key_channels != hp.value_channels:
         raise T2TError(f"CTranslate2 needs d_k = d_v; this model has attention_key_channels="
                        f"{hp.key_channels} and attention_value_channels={hp.value_channels}.")
+    # Options of imported Marian models this mapping does not write (yet): refused, not
+    # converted into a model that would translate differently.
+    unwritten = [f"{name}={getattr(hp, name)}" for name, default in [
+        ("attention_bias", False), ("ffn_activation", "relu"), ("scale_embedding", True),
+        ("logits_bias", False), ("embed_padding", False), ("source_vocab_size", 0)]
+        if getattr(hp, name) != default]
+    if unwritten:
+        raise T2TError(f"The CTranslate2 export does not write this model's "
+                       f"{', '.join(unwritten)} (an imported Marian model's options).")
 
 
 def transformer_spec(model, pieces: List[str], max_positions: int = DEFAULT_MAX_POSITIONS,

@@ -3,7 +3,7 @@
 Written by hand rather than taken from `keras.layers.MultiHeadAttention` or
 keras-hub because the paper's model needs what those lack together:
 projections without biases (the paper's W^Q, W^K, W^V, W^O; tensor2tensor
-has none either), d_k different from d_v (Table 3 B), one fused matmul for
+has none either; Hugging Face's Marian has them: `use_bias`), d_k different from d_v (Table 3 B), one fused matmul for
 the query/key/value projections (the largest speed lever on CPUs), a
 separate attention-weight dropout, and a preallocated key/value cache whose
 update is a plain TensorFlow op that serves eager, `tf.function`, XLA and the
@@ -19,7 +19,7 @@ import keras
 import tensorflow as tf
 
 from t2t_lite.data.layout import PAD_ID
-from t2t_lite.model.layers import SlicedGlorot, glorot, matmul_2d
+from t2t_lite.model.layers import SlicedGlorot, cast_weight, glorot, matmul_2d
 from t2t_lite.tensors import NEG_INF, add_at_position
 
 
@@ -45,11 +45,14 @@ class MultiHeadAttention(keras.layers.Layer):
       dropout: dropout rate on the attention weights.
       self_attention: True: one fused Q/K/V projection of the query input.
         False: Q from the query input, fused K/V from the memory.
+      use_bias: a bias on each projection, fused as the kernels are
+        (`qkv_bias` [2K*H + V*H], or `q_bias` [K*H] and `kv_bias` [K*H + V*H];
+        `output_bias` [D]).
     """
 
     def __init__(self, hidden_size: int, num_heads: int, key_channels: int,
                  value_channels: int, dropout: float = 0.0, self_attention: bool = True,
-                 initializer_gain: float = 1.0, **kwargs):
+                 initializer_gain: float = 1.0, use_bias: bool = False, **kwargs):
         super().__init__(**kwargs)
         self.hidden_size = hidden_size
         self.num_heads = num_heads
@@ -58,6 +61,7 @@ class MultiHeadAttention(keras.layers.Layer):
         self.dropout = dropout
         self.self_attention = self_attention
         self.initializer_gain = initializer_gain
+        self.use_bias = use_bias
         self._dropout = keras.layers.Dropout(dropout)
 
     def build(self, input_shape=None):
@@ -74,13 +78,23 @@ class MultiHeadAttention(keras.layers.Layer):
                                              initializer=SlicedGlorot(gain, [kc, vc]))
         self.output_kernel = self.add_weight(name="output_kernel", shape=(vc, d),
                                              initializer=init)
+        if self.use_bias:
+            names = ({"qkv_bias": 2 * kc + vc} if self.self_attention else
+                     {"q_bias": kc, "kv_bias": kc + vc})
+            for name, width in {**names, "output_bias": d}.items():
+                setattr(self, name, self.add_weight(name=name, shape=(width,),
+                                                    initializer="zeros"))
         super().build(input_shape)
 
     # -- Projections --------------------------------------------------------
 
-    def _project(self, x, kernel):
-        """[B, T, D] x [D, C] -> [B, T, C] as one 2-D matmul (oneDNN's fast path)."""
-        return matmul_2d(x, kernel, self.compute_dtype)
+    def _project(self, x, kernel, bias_name):
+        """[B, T, D] (or [R, D]) x [D, C] -> [B, T, C] ([R, C]) as one 2-D matmul
+        (oneDNN's fast path), plus the bias `bias_name` with `use_bias`."""
+        y = matmul_2d(x, kernel, self.compute_dtype)
+        if self.use_bias:
+            y = y + cast_weight(getattr(self, bias_name), self.compute_dtype)
+        return y
 
     def _split_heads(self, x, channels):
         """[B, T, channels] -> [B, H, T, channels / H]."""
@@ -90,14 +104,14 @@ class MultiHeadAttention(keras.layers.Layer):
 
     def _split_qkv(self, x):
         kc, vc = self.key_channels, self.value_channels
-        qkv = self._project(x, self.qkv_kernel)  # [B, T, 2K*H + V*H]
+        qkv = self._project(x, self.qkv_kernel, "qkv_bias")  # [B, T, 2K*H + V*H]
         q, k, v = tf.split(qkv, [kc, kc, vc], axis=-1)
         return self._split_heads(q, kc), self._split_heads(k, kc), self._split_heads(v, vc)
 
     def memory_kv(self, memory):
         """Cross-attention keys and values of `memory` [B, S, D] -> 2 x [B, H, S, K|V]."""
         kc, vc = self.key_channels, self.value_channels
-        k, v = tf.split(self._project(memory, self.kv_kernel), [kc, vc], axis=-1)
+        k, v = tf.split(self._project(memory, self.kv_kernel, "kv_bias"), [kc, vc], axis=-1)
         return self._split_heads(k, kc), self._split_heads(v, vc)
 
     # -- Attention ------------------------------------------------------------
@@ -125,7 +139,7 @@ class MultiHeadAttention(keras.layers.Layer):
         shape = tf.shape(context)
         context = tf.reshape(tf.transpose(context, [0, 2, 1, 3]),
                              [shape[0], shape[2], self.value_channels])  # [B, T, H*V]
-        output = matmul_2d(context, self.output_kernel, self.compute_dtype)  # [B, T, D]
+        output = self._project(context, self.output_kernel, "output_bias")  # [B, T, D]
         return (output, probabilities) if return_weights else output
 
     def call(self, query, memory=None, bias=None, training=False, return_weights=False):
@@ -142,7 +156,7 @@ class MultiHeadAttention(keras.layers.Layer):
         if self.self_attention:
             q, k, v = self._split_qkv(query)
         else:
-            q = self._split_heads(self._project(query, self.q_kernel), self.key_channels)
+            q = self._split_heads(self._project(query, self.q_kernel, "q_bias"), self.key_channels)
             k, v = self.memory_kv(memory)
         return self._attend(q, k, v, bias, training, return_weights)
 
@@ -171,7 +185,7 @@ class MultiHeadAttention(keras.layers.Layer):
           ([R, D], the updated cache).
         """
         kc, vc = self.key_channels, self.value_channels
-        qkv = matmul_2d(query, self.qkv_kernel, self.compute_dtype)  # [R, 2K*H + V*H]
+        qkv = self._project(query, self.qkv_kernel, "qkv_bias")  # [R, 2K*H + V*H]
         q, k, v = tf.split(qkv, [kc, kc, vc], axis=-1)
         q, k, v = self._row_heads(q, kc), self._row_heads(k, kc), self._row_heads(v, vc)
         if append:
@@ -182,7 +196,7 @@ class MultiHeadAttention(keras.layers.Layer):
                      "v": add_at_position(cache["v"], index, v)}
         context, _ = self._context(q, cache["k"], cache["v"], bias)  # [R, H, 1, V]
         context = tf.reshape(context, [-1, vc])  # T = 1: no transpose needed
-        return matmul_2d(context, self.output_kernel, self.compute_dtype), cache
+        return self._project(context, self.output_kernel, "output_bias"), cache
 
     def step_folded(self, query, memory_kv, bias=None):
         """Cross-attention for one new position of R = B * beam rows over the
@@ -197,17 +211,17 @@ class MultiHeadAttention(keras.layers.Layer):
         """
         kc, vc, heads = self.key_channels, self.value_channels, self.num_heads
         sentences = tf.shape(memory_kv["k"])[0]
-        q = matmul_2d(query, self.q_kernel, self.compute_dtype)  # [R, H*K]
+        q = self._project(query, self.q_kernel, "q_bias")  # [R, H*K]
         q = tf.reshape(q, [sentences, -1, heads, kc // heads])  # [B, beam, H, K]
         q = tf.transpose(q, [0, 2, 1, 3])  # [B, H, beam, K]
         context, _ = self._context(q, memory_kv["k"], memory_kv["v"], bias)  # [B, H, beam, V]
         context = tf.reshape(tf.transpose(context, [0, 2, 1, 3]), [-1, vc])  # [R, H*V]
-        return matmul_2d(context, self.output_kernel, self.compute_dtype)
+        return self._project(context, self.output_kernel, "output_bias")
 
     def get_config(self):
         config = super().get_config()
         config.update(hidden_size=self.hidden_size, num_heads=self.num_heads,
                       key_channels=self.key_channels, value_channels=self.value_channels,
                       dropout=self.dropout, self_attention=self.self_attention,
-                      initializer_gain=self.initializer_gain)
+                      initializer_gain=self.initializer_gain, use_bias=self.use_bias)
         return config

@@ -144,7 +144,29 @@ def t2t_sinusoids(positions, depth: int) -> tf.Tensor:
     return tf.pad(signal, [[0, 0], [0, depth % 2]])
 
 
-TIMING_SIGNALS = {"paper": sinusoids, "tensor2tensor": t2t_sinusoids}
+def marian_sinusoids(positions, depth: int) -> tf.Tensor:
+    """Hugging Face Marian's encodings (`MarianSinusoidalPositionalEmbedding`).
+
+    Channel j of position p has the angle p / 10000^(2 (j // 2) / d); the sines of
+    the even j fill the first half, the cosines of the odd j the second (not
+    interleaved as in the paper, and with the paper's rates, not t2t's).
+    transformers computes the table in float64 with NumPy and casts it to float32;
+    so does this, to agree with it to float32 rounding.
+
+    Args:
+      positions: int [T], from 0.
+      depth: d_model (odd: one more sine than cosines, as in transformers).
+    Returns:
+      float32 [T, depth]: [sin(p / 10000^(2i/d)) for i < ceil(d/2), cos(...) for i < d // 2].
+    """
+    exponents = tf.cast(tf.range(depth) // 2 * 2, tf.float64) / depth  # [d]
+    angles = tf.cast(positions, tf.float64)[:, None] / tf.pow(
+        tf.constant(10000.0, tf.float64), exponents)[None, :]  # [T, d]
+    signal = tf.concat([tf.sin(angles[:, 0::2]), tf.cos(angles[:, 1::2])], axis=1)
+    return tf.cast(signal, tf.float32)
+
+
+TIMING_SIGNALS = {"paper": sinusoids, "tensor2tensor": t2t_sinusoids, "marian": marian_sinusoids}
 
 
 class Embedding(keras.layers.Layer):
@@ -156,12 +178,24 @@ class Embedding(keras.layers.Layer):
     Padding (id 0) embeds to zeros. The decoder's start symbol is also id 0
     (targets shifted right, as in tensor2tensor), so the first decoder input
     is the positional encoding alone.
+
+    With `embed_padding` id 0 embeds to its own row like any id: Marian's
+    decoder starts from its `<pad>` row (renumbered to 0), trained through the
+    tied softmax. Padding positions then carry that row too, which changes no
+    real position: padded source keys are masked (`padding_bias`), and target
+    positions after EOS come later than every real one, which the causal mask
+    hides from them; their own outputs are not scored (the loss weights them 0).
+
+    `scale`: multiply by sqrt(d_model) (the paper; Marian's `scale_embedding`).
     """
 
-    def __init__(self, vocab_size: int, hidden_size: int, **kwargs):
+    def __init__(self, vocab_size: int, hidden_size: int, scale: bool = True,
+                 embed_padding: bool = False, **kwargs):
         super().__init__(**kwargs)
         self.vocab_size = vocab_size
         self.hidden_size = hidden_size
+        self.scale = scale
+        self.embed_padding = embed_padding
 
     def build(self, input_shape=None):
         self.weights_matrix = self.add_weight(
@@ -172,8 +206,11 @@ class Embedding(keras.layers.Layer):
     def call(self, ids):
         """ids int [B, T] -> [B, T, D] in the compute dtype."""
         x = tf.gather(cast_weight(self.weights_matrix, self.compute_dtype), ids)
-        mask = tf.cast(tf.not_equal(ids, PAD_ID), self.compute_dtype)[..., None]
-        return x * tf.cast(self.hidden_size ** 0.5, self.compute_dtype) * mask
+        if self.scale:
+            x = x * tf.cast(self.hidden_size ** 0.5, self.compute_dtype)
+        if self.embed_padding:
+            return x
+        return x * tf.cast(tf.not_equal(ids, PAD_ID), self.compute_dtype)[..., None]
 
     def logits(self, x):
         """Pre-softmax projection with the embedding matrix: [..., D] -> float32 [..., V]."""
@@ -243,16 +280,47 @@ class TargetSpaceEmbedding(keras.layers.Layer):
         return x + tf.cast(self.table[self.target_space_id], self.compute_dtype)
 
 
+class LogitsBias(keras.layers.Layer):
+    """A trained bias added to the logits: Marian's `final_logits_bias` (its output
+    layer's bias), float32 [V], zero at initialization.
+
+    The layer computes in float32 whatever the dtype policy, as the logits are
+    (a mixed policy would otherwise cast the float32 logits it is called on to
+    bfloat16)."""
+
+    def __init__(self, vocab_size: int, **kwargs):
+        kwargs["dtype"] = "float32"
+        super().__init__(**kwargs)
+        self.vocab_size = vocab_size
+
+    def build(self, input_shape=None):
+        self.bias = self.add_weight(name="bias", shape=(self.vocab_size,), initializer="zeros")
+        super().build(input_shape)
+
+    def call(self, logits):
+        """float32 [..., V] -> float32 [..., V]."""
+        return logits + cast_weight(self.bias, tf.float32)
+
+
+# FFN activations by `HParams.ffn_activation`: torch's ReLU, SiLU ("swish") and exact
+# (erf) GELU, as Hugging Face's ACT2FN names them.
+ACTIVATIONS = {"relu": tf.nn.relu, "swish": tf.nn.silu,
+               "gelu": lambda x: tf.nn.gelu(x, approximate=False)}
+
+
 class FeedForward(keras.layers.Layer):
-    """FFN(x) = max(0, x W1 + b1) W2 + b2, with optional dropout after the ReLU."""
+    """FFN(x) = act(x W1 + b1) W2 + b2, act ReLU (the paper) or `activation`, with
+    optional dropout after the activation."""
 
     def __init__(self, hidden_size: int, filter_size: int, relu_dropout: float = 0.0,
-                 initializer_gain: float = 1.0, **kwargs):
+                 initializer_gain: float = 1.0, activation: str = "relu", **kwargs):
         super().__init__(**kwargs)
         self.hidden_size = hidden_size
         self.filter_size = filter_size
         self.relu_dropout = relu_dropout
         self.initializer_gain = initializer_gain
+        self.activation = activation
+        self._activation = ACTIVATIONS[activation]
         self._dropout = keras.layers.Dropout(relu_dropout)
 
     def build(self, input_shape=None):
@@ -268,7 +336,7 @@ class FeedForward(keras.layers.Layer):
     def call(self, x, training=False):
         """[B, T, D] -> [B, T, D]."""
         dtype = self.compute_dtype
-        h = tf.nn.relu(matmul_2d(x, self.kernel_1, dtype) + cast_weight(self.bias_1, dtype))
+        h = self._activation(matmul_2d(x, self.kernel_1, dtype) + cast_weight(self.bias_1, dtype))
         h = self._dropout(h, training=training)
         return matmul_2d(h, self.kernel_2, dtype) + cast_weight(self.bias_2, dtype)
 

@@ -28,15 +28,16 @@ import tensorflow as tf
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
 from t2t_lite.model.attention import MultiHeadAttention, causal_bias, padding_bias
-from t2t_lite.model.layers import (Embedding, FeedForward, LayerNorm, PositionalEncoding,
-                                   Residual, TargetSpaceEmbedding)
+from t2t_lite.model.layers import (Embedding, FeedForward, LayerNorm, LogitsBias,
+                                   PositionalEncoding, Residual, TargetSpaceEmbedding)
 from t2t_lite.tensors import NEG_INF
 
 
 def _attention(hp: HParams, self_attention: bool, name: str) -> MultiHeadAttention:
     return MultiHeadAttention(hp.hidden_size, hp.num_heads, hp.key_channels, hp.value_channels,
                               dropout=hp.attention_dropout, self_attention=self_attention,
-                              initializer_gain=hp.initializer_gain, name=name)
+                              initializer_gain=hp.initializer_gain,
+                              use_bias=hp.attention_bias, name=name)
 
 
 def _residual(hp: HParams, name: str) -> Residual:
@@ -46,7 +47,7 @@ def _residual(hp: HParams, name: str) -> Residual:
 
 def _feed_forward(hp: HParams) -> FeedForward:
     return FeedForward(hp.hidden_size, hp.filter_size, hp.relu_dropout, hp.initializer_gain,
-                       name="feed_forward")
+                       activation=hp.ffn_activation, name="feed_forward")
 
 
 def _build_sublayers(layer: keras.layers.Layer, input_shape) -> None:
@@ -131,7 +132,9 @@ class Transformer(keras.Model):
 
     Args:
       hparams: `HParams` (hidden_size, filter_size, num_heads, layers, dropouts, ...).
-      vocab_size: size of the (shared) vocabulary; id 0 is padding.
+      vocab_size: size of the (shared) vocabulary; id 0 is padding. A separate
+        source table (`shared_embedding=False`) has `hparams.source_vocab_size`
+        rows when that is set (an imported Marian model's source vocabulary).
     """
 
     def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
@@ -140,11 +143,21 @@ class Transformer(keras.Model):
             raise T2TError(f"vocab_size must be at least 3 (PAD, EOS, UNK), got {vocab_size}.")
         hp = self.hparams = hparams
         self.vocab_size = vocab_size
-        self.target_embedding = Embedding(vocab_size, hp.hidden_size, name="target_embedding")
+        self.source_vocab_size = hp.source_vocab_size or vocab_size
+        if self.source_vocab_size < 3:
+            raise T2TError("source_vocab_size must be at least 3 (PAD, EOS, UNK), got "
+                           f"{self.source_vocab_size}.")
+        embedding = dict(scale=hp.scale_embedding, embed_padding=hp.embed_padding)
+        self.target_embedding = Embedding(vocab_size, hp.hidden_size, name="target_embedding",
+                                          **embedding)
         self.source_embedding = (self.target_embedding if hp.shared_embedding else
-                                 Embedding(vocab_size, hp.hidden_size, name="source_embedding"))
+                                 Embedding(self.source_vocab_size, hp.hidden_size,
+                                           name="source_embedding", **embedding))
         self.softmax = (None if hp.shared_embedding_and_softmax_weights else
                         Embedding(vocab_size, hp.hidden_size, name="softmax"))
+        # Marian's final_logits_bias; t2t's and the paper's softmax have no bias.
+        self.logits_bias = (LogitsBias(vocab_size, name="final_logits_bias")
+                            if hp.logits_bias else None)
         self.positions = PositionalEncoding(hp.pos, hp.hidden_size, hp.max_length,
                                             hp.timing_signal, name="positions")
         # tensor2tensor adds one row of its target-space embedding to every encoder
@@ -252,7 +265,8 @@ class Transformer(keras.Model):
         if self.decoder_norm is not None:
             x = self.decoder_norm(x)
         projection = self.softmax if self.softmax is not None else self.target_embedding
-        return projection.logits(x)
+        logits = projection.logits(x)
+        return self.logits_bias(logits) if self.logits_bias is not None else logits
 
     # -- Incremental decoding -------------------------------------------------
 

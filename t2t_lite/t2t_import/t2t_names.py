@@ -154,9 +154,16 @@ def weight_map(model, t2t_values: Dict, vocab_size: int) -> List[Target]:
     return targets
 
 
-def _first(names: List[str]) -> str:
+def first_of(names: List[str]) -> str:
     """"a" or "a (and 2 more)", for a message naming the first of `names`."""
     return names[0] + (f" (and {len(names) - 1} more)" if len(names) > 1 else "")
+
+
+def unfilled_weights(model, targets: List[Target]) -> List[str]:
+    """The paths of `model`'s weights that no target fills (they would keep their random
+    initial values)."""
+    filled = {getter(model).path for getter, _, _ in targets}
+    return [weight.path for weight in model.weights if weight.path not in filled]
 
 
 def assign(model, targets: List[Target], read: Callable[[str], np.ndarray],
@@ -177,16 +184,15 @@ def assign(model, targets: List[Target], read: Callable[[str], np.ndarray],
     needed = [name for _, names, _ in targets for name in names]
     missing = [name for name in needed if name not in available]
     if missing:
-        raise T2TError(f"{source} lacks the variable {_first(missing)}, which a t2t Transformer "
+        raise T2TError(f"{source} lacks the variable {first_of(missing)}, which a t2t Transformer "
                        "with these hparams has: another model or hparams than hparams.json says?")
     unused = sorted(set(available) - set(needed))
     if unused:
-        raise T2TError(f"{source} holds the model variable {_first(unused)}, which nothing in "
+        raise T2TError(f"{source} holds the model variable {first_of(unused)}, which nothing in "
                        "a t2t Transformer with these hparams uses; refusing to drop it.")
-    filled = {getter(model).path for getter, _, _ in targets}
-    unfilled = [weight.path for weight in model.weights if weight.path not in filled]
+    unfilled = unfilled_weights(model, targets)
     if unfilled:
-        raise T2TError(f"t2t-lite's weight {_first(unfilled)} has no t2t variable to be "
+        raise T2TError(f"t2t-lite's weight {first_of(unfilled)} has no t2t variable to be "
                        "imported from and would keep its random initial value; refusing to "
                        "import (t2t-import's weight map lacks it).")
     for getter, names, combine in targets:

@@ -42,7 +42,10 @@ ARCHITECTURE = (
     ("target_space_id", "target_space_id"), ("layer_norm_epsilon", "layer_norm_epsilon"),
     ("norm placement (layer_preprocess_sequence, layer_postprocess_sequence)", "norm_placement"),
     ("shared_embedding", "shared_embedding"),
-    ("shared_embedding_and_softmax_weights", "shared_embedding_and_softmax_weights"))
+    ("shared_embedding_and_softmax_weights", "shared_embedding_and_softmax_weights"),
+    ("source_vocab_size", "source_vocab_size"), ("attention_bias", "attention_bias"),
+    ("ffn_activation", "ffn_activation"), ("scale_embedding", "scale_embedding"),
+    ("logits_bias", "logits_bias"), ("embed_padding", "embed_padding"))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -66,11 +66,17 @@ SOURCE = tf.constant([[5, 6, 7, 8, 1, 0, 0], [9, 10, 1, 0, 0, 0, 0], [11, 12, 13
 TARGET = tf.constant([[3, 4, 5, 6, 7, 1], [8, 9, 1, 0, 0, 0], [10, 11, 12, 13, 14, 1]])
 
 
-def incremental_logits(model, source, target, growing=False):
+def incremental_logits(model, source, target, growing=False, beam=1):
+    """Logits of `target` [B * beam, T] decoded step by step over `source` [B, S]
+    (beam rows per sentence, the cache's memory one copy per sentence)."""
+    from t2t_lite.decode.search_common import tile_cache
     memory, bias = model.encode(source)
     steps = target.shape[1]
     cache = model.init_cache(memory, bias, max_length=None if growing else steps + 2)
-    ids = tf.zeros([source.shape[0]], tf.int32)
+    if beam > 1:
+        cache = tile_cache(cache, beam)
+        assert cache["per_example"]["layer_0"]["k"].shape[0] == source.shape[0]  # not tiled
+    ids = tf.zeros([target.shape[0]], tf.int32)
     step = tf.function(functools.partial(model.decode_step, growing=growing))
     outputs = []
     for i in range(steps):
@@ -96,23 +102,14 @@ def test_beams_folded_into_one_copy_of_the_memory_equal_the_full_pass():
     # encoder's keys and values once per sentence, and decode_step maps rows
     # b * 3 .. b * 3 + 2 to sentence b; every row must equal the full forward
     # pass of its sentence and its own target.
-    from t2t_lite.decode.search_common import tile_cache
     model = tiny_model()
     beam = 3
     sources = tf.repeat(SOURCE, beam, axis=0)  # [9, S]
     targets = tf.concat([sources[:, :1], tf.random.stateless_uniform(
         [9, TARGET.shape[1] - 1], (1, 2), 3, 40, tf.int32)], axis=1)  # [9, T], rows differ
     full = model({"inputs": sources, "targets": targets}, training=False)
-    memory, bias = model.encode(SOURCE)
-    cache = tile_cache(model.init_cache(memory, bias, max_length=None), beam)
-    assert cache["per_example"]["layer_0"]["k"].shape[0] == 3  # not tiled
-    step = tf.function(functools.partial(model.decode_step, growing=True))
-    ids, outputs = tf.zeros([9], tf.int32), []
-    for i in range(targets.shape[1]):
-        logits, cache = step(ids, tf.constant(i), cache)
-        outputs.append(logits)
-        ids = targets[:, i]
-    np.testing.assert_allclose(tf.stack(outputs, axis=1).numpy(), full.numpy(), atol=1e-5)
+    folded = incremental_logits(model, SOURCE, targets, growing=True, beam=beam)
+    np.testing.assert_allclose(folded.numpy(), full.numpy(), atol=1e-5)
 
 
 def test_future_target_tokens_do_not_change_earlier_outputs():
