@@ -53,7 +53,7 @@ def read(name: str, file: str):
 def decode(loaded, inputs, **params):
     """Marian target ids of each line's hypotheses ([lines][beam] lists, up to and
     including </s>) and their scores float32 [lines, beam]."""
-    ids, scores = Search(loaded.model, SearchParams(**TRANSFORMERS, **params)).run(inputs)
+    ids, scores = Search(loaded.model, SearchParams(**{**TRANSFORMERS, **params})).run(inputs)
     to_marian = np.argsort(loaded.target_ids)  # t2t-lite id -> Marian id
     hypotheses = [[to_marian[row[:list(row).index(1) + 1]].tolist() for row in line]
                   for line in ids.numpy()]  # every hypothesis ends with </s> (forced)
@@ -85,3 +85,15 @@ def test_beam_search_equals_transformers_nbest_and_scores(marian, name, renormal
         assert hypotheses[i] == [[int(t) for t in ids.split()] for ids, _ in entries], i
         np.testing.assert_allclose(scores[i], [float(score) for _, score in entries],
                                    rtol=0, atol=1e-5, err_msg=f"line {i}")
+
+
+def test_max_output_length_cuts_every_output_with_the_forced_eos(marian):
+    # Greedy picks each token regardless of the limit, so transformers' greedy output
+    # under max_length 4 is its recorded one cut to 2 tokens and the forced </s>.
+    loaded, inputs = marian("shared_swish")
+    hypotheses, _ = decode(loaded, inputs, beam_size=1, max_output_length=3, extra_length=0)
+    eos = int(np.argsort(loaded.target_ids)[1])  # Marian's </s>
+    greedy = [[int(t) for t in line.split()] for line in read("shared_swish", "greedy.ids")]
+    assert sum(len(g) > 3 for g in greedy) == 46  # lines the limit cuts
+    assert [line[0] for line in hypotheses] == [g if len(g) <= 3 else g[:2] + [eos]
+                                                for g in greedy]
