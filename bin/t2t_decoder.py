@@ -44,7 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="beam_size, alpha, extra_length, min_length, length_penalty, batch_size, "
                         "max_input_length, return_beams, write_beam_scores, alignments "
                         "(append a TAB and Pharaoh word alignments), alignment_layer, "
-                        "sampling_temperature, top_k, sampling_seed, tree_constraint "
+                        "sampling_temperature, top_k, sampling_seed, stop_rule (t2t, beam_full, "
+                        "transformers), forbid_pad, forced_eos, renormalize, max_output_length "
+                        "(Hugging Face transformers' generation settings), tree_constraint "
                         "(parsing: only well-formed trees; on by default for parsing problems), "
                         "parallel_batches (batches translated at once, default one per CPU "
                         "core, at most the input's number of batches; one on a GPU)")

@@ -36,6 +36,7 @@ from typing import Optional
 
 import tensorflow as tf
 
+from t2t_lite.decode.logits_processors import LogitsProcessors
 from t2t_lite.decode.sampling import _decode_loop
 from t2t_lite.decode.search_common import DEAD_THRESHOLD, gather_cache
 from t2t_lite.decode.search_common import length_penalty as _length_penalty
@@ -47,7 +48,7 @@ from t2t_lite.decode.search_common import (cache_shape_invariants, compact_cache
 from t2t_lite.errors import T2TError
 from t2t_lite.tensors import NEG_INF, write_at_last_axis
 
-STOP_RULES = ("t2t", "beam_full")
+STOP_RULES = ("t2t", "beam_full", "transformers")
 
 
 def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, max_decode_length,
@@ -55,7 +56,7 @@ def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, max_decode_le
                 length_penalty: str = "gnmt", stop_early: bool = True,
                 buffer_length: Optional[int] = None, compact: bool = False,
                 stop_rule: str = "t2t", return_row_steps: bool = False,
-                t2t_scores: bool = False):
+                t2t_scores: bool = False, processors: LogitsProcessors = LogitsProcessors()):
     """Batched beam search; runs in eager mode, `tf.function` and XLA.
 
     Args:
@@ -79,7 +80,13 @@ def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, max_decode_le
       stop_rule: "t2t" (`stop_early`'s rule alone) or "beam_full": an example
         also stops as soon as it has `beam` finished hypotheses (the rule
         CTranslate2 describes, not its exact search; faster, and it may miss a longer hypothesis that the length
-        penalty would have ranked higher).
+        penalty would have ranked higher), or "transformers": Hugging Face
+        transformers' `_beam_search` with early_stopping=False (of the 2 * beam
+        candidates only an EOS among the `beam` best finishes, and at the maximum
+        length each of those does, EOS or not; an example stops once it has `beam`
+        finished hypotheses and its best alive log-probability over the length
+        penalty at the current length is no better than its worst finished one).
+        transformers' own penalty is `length_penalty="fairseq"`.
       buffer_length: static output length T; needed under XLA when
         `max_decode_length` is not known while tracing. Defaults to the maximum
         of `max_decode_length`.
@@ -93,6 +100,9 @@ def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, max_decode_le
         by the length penalty: greedy outputs (beam 1) and the alive hypotheses of
         an example with no finished one get their log-probabilities as scores.
         False: those are length-penalized like finished hypotheses.
+      processors: transformers' logits processors to apply (`LogitsProcessors`;
+        default none): to log_softmax(logits) in beam search, to the raw logits
+        before greedy decoding's argmax.
 
     Returns:
       ids int32 [batch, beam, T] without the initial id, PAD (0) after EOS;
@@ -114,7 +124,8 @@ def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, max_decode_le
         ids, log_probs, lengths, row_steps = _decode_loop(
             symbols_to_logits_fn,
             lambda logits, step: tf.argmax(logits, axis=-1, output_type=tf.int32),
-            initial_ids, max_decode_length, eos_id, cache, buffer_length, compact)
+            initial_ids, max_decode_length, eos_id, cache, buffer_length, compact,
+            processors=processors)
         scores = (log_probs if t2t_scores
                   else log_probs / _length_penalty(lengths, alpha, penalty_kind))
         result = ids[:, tf.newaxis], scores[:, tf.newaxis]
@@ -122,14 +133,15 @@ def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, max_decode_le
         *result, row_steps = _beam_search_loop(
             symbols_to_logits_fn, initial_ids, beam_size, max_decode_length, vocab_size, alpha,
             eos_id, cache, penalty_kind, stop_early, buffer_length, compact,
-            stop_rule=stop_rule, return_row_steps=True, t2t_scores=t2t_scores)
+            stop_rule=stop_rule, return_row_steps=True, t2t_scores=t2t_scores,
+            processors=processors)
     return (*result, row_steps) if return_row_steps else tuple(result)
 
 
 def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_length,
                       vocab_size, alpha, eos_id, cache, penalty_kind, stop_early,
                       buffer_length, compact=False, stop_rule="t2t", return_row_steps=False,
-                      t2t_scores=False):
+                      t2t_scores=False, processors=LogitsProcessors()):
     """The alive/finished loop for any beam size (see `beam_search`)."""
     lp = _length_penalty
     beam = beam_size
@@ -155,12 +167,17 @@ def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_l
         else:
             logits, new_cache = first_logits, cache
         logits = tf.cast(logits, tf.float32)  # [n * beam, vocab]
-        # Top 2 * beam per beam on raw logits, then over all beams: the same
-        # result as a top-k over log_softmax of [n, beam * vocab], without
-        # materialising the log-softmax.
-        log_norm = tf.reduce_logsumexp(logits, axis=-1, keepdims=True)  # [n * beam, 1]
-        top_logits, top_tokens = top_k_by_chunks(logits, per_beam_k)  # [n * beam, k]
-        candidate_log_probs = (tf.reshape(top_logits - log_norm, [-1, beam, per_beam_k])
+        # Top 2 * beam per beam, then over all beams: the same result as a top-k
+        # over [n, beam * vocab]. Without processors on raw logits, so the
+        # log-softmax is never materialised.
+        if processors:
+            log_probs = processors.log_probs(logits, step, tf.repeat(max_lengths, beam))
+            top_log_probs, top_tokens = top_k_by_chunks(log_probs, per_beam_k)  # [n * beam, k]
+        else:
+            log_norm = tf.reduce_logsumexp(logits, axis=-1, keepdims=True)  # [n * beam, 1]
+            top_logits, top_tokens = top_k_by_chunks(logits, per_beam_k)  # [n * beam, k]
+            top_log_probs = top_logits - log_norm
+        candidate_log_probs = (tf.reshape(top_log_probs, [-1, beam, per_beam_k])
                                + alive_log_probs[:, :, tf.newaxis])  # [n, beam, k]
         candidate_log_probs = tf.reshape(candidate_log_probs, [-1, beam * per_beam_k])
         candidate_log_probs, flat_choice = tf.math.top_k(candidate_log_probs, k=2 * beam)
@@ -176,6 +193,13 @@ def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_l
         # maximum length stays alive and is returned only when its example has
         # no EOS-finished hypothesis to fill a slot with (`_fill_from_alive`).
         ends = tf.equal(tokens, eos_id)
+        at_max = step + 1 >= max_lengths  # [n]
+        finishing = ends
+        if stop_rule == "transformers":
+            # transformers: every candidate at the maximum length ends, and only the
+            # `beam` best candidates can finish (an EOS below them is dropped).
+            ends |= at_max[:, tf.newaxis]
+            finishing = ends & (tf.range(2 * beam) < beam)[tf.newaxis]  # [n, 2 * beam]
 
         # Alive: the best `beam` candidates that did not end.
         alive_keys = tf.where(ends | tf.logical_not(valid), NEG_INF, candidate_log_probs)
@@ -187,9 +211,9 @@ def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_l
 
         # Finished: the best `beam` of the old finished set and the candidates that ended.
         new_scores = candidate_log_probs / lp(step + 1, alpha, penalty_kind)
-        new_scores = tf.where(ends & valid, new_scores, NEG_INF)  # [n, 2 * beam]
+        new_scores = tf.where(finishing & valid, new_scores, NEG_INF)  # [n, 2 * beam]
         pool_scores = tf.concat([finished_scores, new_scores], axis=1)  # [n, 3 * beam]
-        pool_flags = tf.concat([finished_flags, ends & valid], axis=1)
+        pool_flags = tf.concat([finished_flags, finishing & valid], axis=1)
         finished_scores, pick = tf.math.top_k(pool_scores, k=beam)  # [n, beam]
         finished_flags = tf.gather(pool_flags, pick, batch_dims=1)
         finished_seq = tf.gather(tf.concat([finished_seq, candidate_seq], axis=1), pick,
@@ -199,8 +223,14 @@ def _beam_search_loop(symbols_to_logits_fn, initial_ids, beam_size, max_decode_l
         alive_seq = tf.where(active[:, :, tf.newaxis], new_alive_seq, alive_seq)
         alive_log_probs = tf.where(active, new_alive_log_probs, alive_log_probs)
         lengths += tf.cast(active[:, 0], tf.int32)
-        stop = step + 1 >= max_lengths  # [n]
-        if stop_early:
+        stop = at_max
+        if stop_early and stop_rule == "transformers":
+            # transformers' heuristic for early_stopping=False: the best alive
+            # hypothesis scored at the current length, no better than the worst finished.
+            best_alive = alive_log_probs[:, 0] / lp(step + 1, alpha, penalty_kind)  # [n]
+            worst_finished = tf.reduce_min(finished_scores, axis=1)  # [n]
+            stop |= tf.reduce_all(finished_flags, axis=1) & (best_alive <= worst_finished)
+        elif stop_early:
             # Log probs only fall, so the best an alive hypothesis can reach is its
             # current log prob over the largest penalty still ahead: at the maximum
             # length for alpha >= 0, at the next length for alpha < 0.

@@ -9,6 +9,7 @@ from typing import Optional, Sequence, Tuple
 
 import tensorflow as tf
 
+from t2t_lite.decode.logits_processors import LogitsProcessors
 from t2t_lite.decode.search_common import (cache_shape_invariants, compact_cache,
                                            has_growing_axes, keep_static_shapes,
                                            leading_axis_free, loop_shape_invariants,
@@ -17,7 +18,8 @@ from t2t_lite.tensors import write_at_last_axis
 
 
 def _decode_loop(symbols_to_logits_fn, choose_fn, initial_ids, max_decode_length, eos_id,
-                 cache, buffer_length, compact: bool = False):
+                 cache, buffer_length, compact: bool = False,
+                 processors: LogitsProcessors = LogitsProcessors()):
     """One token per example per step until EOS or its maximum length.
 
     Args:
@@ -26,6 +28,9 @@ def _decode_loop(symbols_to_logits_fn, choose_fn, initial_ids, max_decode_length
         random draws do not).
       compact: examples leave the loop when they end (results written back by
         their original index, the cache shrinking with them); not under XLA.
+      processors: transformers' logits processors: `choose_fn` sees them applied to
+        the raw logits (as transformers' greedy search), the log-probabilities are
+        the beam search's (`LogitsProcessors.log_probs`).
 
     Returns:
       ids int32 [batch, T] (EOS kept, PAD after it), log_probs float32 [batch]
@@ -52,9 +57,15 @@ def _decode_loop(symbols_to_logits_fn, choose_fn, initial_ids, max_decode_length
         cache = keep_static_shapes(new_cache, invariants)
         logits = tf.cast(logits, tf.float32)  # [n, vocab]
         row_steps += tf.shape(last)[0]
-        token = tf.cast(choose_fn(logits, step), tf.int32)  # [n]
-        token_log_prob = (tf.gather(logits, token, axis=1, batch_dims=1)
-                          - tf.reduce_logsumexp(logits, axis=1))  # [n]
+        if processors:
+            token = tf.cast(choose_fn(processors.choice_logits(logits, step, max_lengths),
+                                      step), tf.int32)  # [n]
+            token_log_prob = tf.gather(processors.log_probs(logits, step, max_lengths), token,
+                                       axis=1, batch_dims=1)  # [n]
+        else:
+            token = tf.cast(choose_fn(logits, step), tf.int32)  # [n]
+            token_log_prob = (tf.gather(logits, token, axis=1, batch_dims=1)
+                              - tf.reduce_logsumexp(logits, axis=1))  # [n]
         token = tf.where(done, 0, token)
         ids = write_at_last_axis(ids, step, token)
         log_probs += tf.where(done, 0.0, token_log_prob)
@@ -120,7 +131,8 @@ def greedy_search(symbols_to_logits_fn, initial_ids, max_decode_length, eos_id: 
 
 def sample(symbols_to_logits_fn, initial_ids, max_decode_length, temperature: float = 1.0,
            top_k: int = 0, seed: Sequence[int] = (0, 0), eos_id: int = 1, cache=None,
-           buffer_length: Optional[int] = None, return_row_steps: bool = False):
+           buffer_length: Optional[int] = None, return_row_steps: bool = False,
+           processors: LogitsProcessors = LogitsProcessors()):
     """Random sampling from softmax(logits / temperature), optionally restricted
     to the `top_k` most likely tokens.
 
@@ -132,6 +144,8 @@ def sample(symbols_to_logits_fn, initial_ids, max_decode_length, temperature: fl
       top_k: sample among the k most likely tokens; 0 means the whole vocabulary.
       seed: two integers (or an int32 [2] tensor).
       return_row_steps: also return the rows computed over all steps.
+      processors: transformers' logits processors, applied to the logits before
+        temperature and top-k (as transformers does).
       Other arguments as in `greedy_search`.
 
     Returns:
@@ -154,5 +168,6 @@ def sample(symbols_to_logits_fn, initial_ids, max_decode_length, temperature: fl
             return tf.random.stateless_categorical(logits, 1, step_seed, dtype=tf.int32)[:, 0]
 
     ids, log_probs, _, row_steps = _decode_loop(symbols_to_logits_fn, choose, initial_ids,
-                                                max_decode_length, eos_id, cache, buffer_length)
+                                                max_decode_length, eos_id, cache, buffer_length,
+                                                processors=processors)
     return (ids, log_probs, row_steps) if return_row_steps else (ids, log_probs)

@@ -24,8 +24,9 @@ import keras
 import tensorflow as tf
 
 from t2t_lite.data.problem import NO_INPUT_LIMIT, SearchConstraint
-from t2t_lite.data.layout import EOS_ID
+from t2t_lite.data.layout import EOS_ID, PAD_ID
 from t2t_lite.decode.beam_search import STOP_RULES, beam_search
+from t2t_lite.decode.logits_processors import LogitsProcessors
 from t2t_lite.decode.sampling import sample
 from t2t_lite.decode.search_common import (CONSTRAINT_KEY, LENGTH_PENALTIES, constrained,
                                            forbid_eos_before)
@@ -65,13 +66,21 @@ class SearchParams:
     tree_constraint: bool = True      # apply the problem's search constraint, if it has
                                       # one (parsing: only well-formed trees)
     stop_rule: str = "t2t"            # when a sentence's beam search stops: "t2t" (no alive
-                                      # hypothesis can still win) or "beam_full" (also once
+                                      # hypothesis can still win), "beam_full" (also once
                                       # it has beam_size finished hypotheses, the rule
-                                      # CTranslate2 describes)
+                                      # CTranslate2 describes) or "transformers" (Hugging
+                                      # Face transformers' beam search, early_stopping=False)
     t2t_scores: bool = False          # scores as tensor2tensor reports them: greedy outputs
                                       # and a sentence with no finished hypothesis get
                                       # log-probabilities, not length-penalized (the
                                       # default of models imported from t2t)
+    forbid_pad: bool = False          # transformers' bad_words_ids=[[pad]]: PAD never chosen
+    forced_eos: bool = False          # transformers' forced_eos_token_id: EOS the only
+                                      # choice at an output's last possible position
+    renormalize: bool = False         # transformers' renormalize_logits: beam search's
+                                      # log-probabilities normalized again after the above
+    max_output_length: int = 0        # > 0: every output at most this many tokens
+                                      # (transformers' max_length - 1), not input + extra_length
 
     @classmethod
     def for_problem(cls, problem, **overrides) -> "SearchParams":
@@ -82,6 +91,12 @@ class SearchParams:
                         t2t_scores=problem.t2t_scores, max_input_length=problem.max_input_length)
         return cls(**{**defaults, **overrides})
 
+    @property
+    def processors(self) -> LogitsProcessors:
+        """transformers' logits processors these parameters ask for."""
+        return LogitsProcessors(forbid_pad=self.forbid_pad, forced_eos=self.forced_eos,
+                                renormalize=self.renormalize, pad_id=PAD_ID, eos_id=EOS_ID)
+
     def parse(self, overrides: str) -> "SearchParams":
         """A copy with "beam_size=4,alpha=0.6"-style overrides (t2t's --decode_hparams)."""
         return parse_overrides(self, overrides, "decode hparam")
@@ -91,8 +106,10 @@ class SearchParams:
             raise T2TError(f"beam_size must be >= 1, got {self.beam_size}.")
         if self.sampling_temperature < 0 or self.top_k < 0:
             raise T2TError("sampling_temperature and top_k must be >= 0.")
-        if self.alpha < 0 or self.extra_length < 0 or self.min_length < 0:
-            raise T2TError("alpha, extra_length and min_length must be >= 0.")
+        if (self.alpha < 0 or self.extra_length < 0 or self.min_length < 0
+                or self.max_output_length < 0):
+            raise T2TError("alpha, extra_length, min_length and max_output_length must be "
+                           ">= 0.")
         if self.max_input_length < NO_INPUT_LIMIT:
             raise T2TError(f"max_input_length must be >= 1, 0 (the model's max_length) or "
                            f"{NO_INPUT_LIMIT} (no limit), got {self.max_input_length}.")
@@ -251,10 +268,14 @@ class Search(tf.Module):
     def _search_loop(self, inputs: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         p = self.params
         input_lengths = tf.reduce_sum(tf.cast(tf.not_equal(inputs, 0), tf.int32), axis=1)
-        max_lengths = input_lengths + p.extra_length  # [B]
-        # Inputs are padded to their longest row, so S + extra_length is the
-        # longest output; it depends on shapes only, so XLA sees it as static.
-        buffer_length = tf.shape(inputs)[1] + p.extra_length
+        if p.max_output_length:  # transformers' rule: one limit for every output
+            max_lengths = tf.fill(tf.shape(input_lengths), p.max_output_length)  # [B]
+            buffer_length = p.max_output_length
+        else:
+            max_lengths = input_lengths + p.extra_length  # [B]
+            # Inputs are padded to their longest row, so S + extra_length is the
+            # longest output; it depends on shapes only, so XLA sees it as static.
+            buffer_length = tf.shape(inputs)[1] + p.extra_length
         for model in self.models:
             if model.hparams.pos == "emb":  # learned positions stop at max_length
                 max_lengths = tf.minimum(max_lengths, model.hparams.max_length)
@@ -269,13 +290,14 @@ class Search(tf.Module):
             ids, log_probs, rows = sample(step_fn, start, max_lengths,
                                           temperature=p.sampling_temperature, top_k=p.top_k,
                                           seed=(p.sampling_seed, 0), eos_id=EOS_ID, cache=cache,
-                                          buffer_length=buffer_length, return_row_steps=True)
+                                          buffer_length=buffer_length, return_row_steps=True,
+                                          processors=p.processors)
             return ids[:, tf.newaxis], log_probs[:, tf.newaxis], rows
         return beam_search(step_fn, start, p.beam_size, max_lengths, self.vocab_size, self.alpha,
                            eos_id=EOS_ID, cache=cache, length_penalty=p.length_penalty,
                            buffer_length=buffer_length, compact=self.compact,
                            stop_rule=p.stop_rule, return_row_steps=True,
-                           t2t_scores=p.t2t_scores)
+                           t2t_scores=p.t2t_scores, processors=p.processors)
 
     def run(self, inputs: Union[tf.Tensor, Sequence], pad_rows: int = 0
             ) -> Tuple[tf.Tensor, tf.Tensor]:

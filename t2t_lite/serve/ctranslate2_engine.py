@@ -53,9 +53,9 @@ def mapped_options(params: SearchParams, hparams) -> List[str]:
         if params.alpha == 0:  # CTranslate2's early exit without a length penalty
             mapped.append(f"stop_rule={params.stop_rule} -> CTranslate2's rule at alpha=0 "
                           "(stop once its best beam has finished)")
-        elif params.stop_rule == "t2t":
-            mapped.append("stop_rule=t2t -> CTranslate2's rule (stop at beam_size finished "
-                          "hypotheses, as stop_rule=beam_full)")
+        elif params.stop_rule != "beam_full":
+            mapped.append(f"stop_rule={params.stop_rule} -> CTranslate2's rule (stop at "
+                          "beam_size finished hypotheses, as stop_rule=beam_full)")
         mapped.append(f"beam_size={params.beam_size} -> CTranslate2's beam search (EOS only "
                       "among the beam_size best candidates of a step, t2t-lite's among 2 x "
                       "beam_size; a hypothesis cut at the maximum length counts as finished)")
@@ -66,6 +66,10 @@ def mapped_options(params: SearchParams, hparams) -> List[str]:
     if sampling:
         mapped.append(f"sampling_seed={params.sampling_seed} -> CTranslate2's random "
                       "generator seeded with it (not t2t-decoder's samples)")
+    for name in ("forbid_pad", "forced_eos", "renormalize", "max_output_length"):
+        if getattr(params, name):
+            mapped.append(f"{name}={getattr(params, name)} -> not applied (transformers' "
+                          "rule; CTranslate2's search and limits decide)")
     if params.t2t_scores:
         mapped.append("t2t_scores=true -> CTranslate2's scores (tensor2tensor's are not "
                       "reproduced)")

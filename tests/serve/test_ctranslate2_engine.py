@@ -182,6 +182,14 @@ def test_mapped_options_are_named():
         assert mapped_options(SearchParams(beam_size=3, stop_rule=rule, alpha=0), hp) == [
             f"stop_rule={rule} -> CTranslate2's rule at alpha=0 (stop once its best beam has "
             "finished)", BEAM.format(3)]
+    marian = SearchParams(beam_size=3, stop_rule="transformers", length_penalty="fairseq",
+                          forbid_pad=True, forced_eos=True, renormalize=True,
+                          max_output_length=511)
+    not_applied = "-> not applied (transformers' rule; CTranslate2's search and limits decide)"
+    assert mapped_options(marian, hp) == [
+        STOP_RULE.replace("stop_rule=t2t", "stop_rule=transformers"), BEAM.format(3),
+        f"forbid_pad=True {not_applied}", f"forced_eos=True {not_applied}",
+        f"renormalize=True {not_applied}", f"max_output_length=511 {not_applied}"]
     assert mapped_options(SearchParams(sampling_temperature=0.7, sampling_seed=5, alpha=0,
                                        max_input_length=-1), hp) == [
         "max_input_length=-1 (no limit) -> max_input_length=1024 (the longest input "
