@@ -49,10 +49,12 @@ from t2t_lite.hparams_lib import HParams
 HPARAMS_FILE = "hparams.json"
 PROBLEM_FILE = "problem.json"
 IMPORT_FILE = "t2t_import.json"  # in a directory written by t2t-import
+MARIAN_FILE = "marian_import.json"  # in a directory written by t2t-import --marian_dir
 TRAIN_MIX_FILE = "train_mix.json"  # the --train_mix of a training run given one
 WARM_START_FILE = "warm_start.json"  # where a fine-tuning run started (`train.warm_start`)
 # Read when present; hparams.json and problem.json are required.
-_OPTIONAL_FILES = (usr_dir.USR_DIR_FILE, IMPORT_FILE, TRAIN_MIX_FILE, WARM_START_FILE)
+_OPTIONAL_FILES = (usr_dir.USR_DIR_FILE, IMPORT_FILE, MARIAN_FILE, TRAIN_MIX_FILE,
+                   WARM_START_FILE)
 PRECISIONS = ("float32", "bfloat16")
 
 
@@ -193,6 +195,8 @@ class ModelDir:
       definition: the typed `ProblemDefinition` of a problem defined by files, or None.
       usr_dir_record: usr_dir.json (`usr_dir.record`), or None.
       import_record: t2t_import.json (a model imported from tensor2tensor), or None.
+      marian_record: marian_import.json (a Hugging Face Marian model imported by
+        t2t-import --marian_dir: `t2t_lite.marian.importer`), or None.
       train_mix: the --train_mix of its training run, or None.
       warm_start_record: warm_start.json (`train.warm_start`), or None.
     """
@@ -210,6 +214,8 @@ class ModelDir:
                                                     self.file_path(usr_dir.USR_DIR_FILE))
                                if usr_dir.USR_DIR_FILE in raw else None)
         self.import_record = self._parsed(IMPORT_FILE) if IMPORT_FILE in raw else None
+        self.marian_record = (self._checked_marian(self._parsed(MARIAN_FILE))
+                              if MARIAN_FILE in raw else None)
         self.train_mix = (self._checked_train_mix(self._parsed(TRAIN_MIX_FILE))
                           if TRAIN_MIX_FILE in raw else None)
         self.warm_start_record = (self._parsed(WARM_START_FILE)
@@ -268,6 +274,11 @@ class ModelDir:
             raise T2TError(f"Corrupt {self.file_path(PROBLEM_FILE)}.")
         return info
 
+    def _checked_marian(self, record: Any) -> Dict[str, Any]:
+        if not isinstance(record, dict) or not isinstance(record.get("decode_hparams"), dict):
+            raise T2TError(f"Corrupt {self.file_path(MARIAN_FILE)}.")
+        return record
+
     def _checked_train_mix(self, value: Any) -> str:
         if not isinstance(value, dict) or not isinstance(value.get("train_mix"), str):
             raise T2TError(f"Corrupt {self.file_path(TRAIN_MIX_FILE)}.")
@@ -321,6 +332,9 @@ class ModelDir:
             if self.is_imported:
                 from t2t_lite.data.imported_problem import ImportedProblem
                 self._problem = ImportedProblem(self.problem_name)
+            elif self.marian_record is not None:
+                from t2t_lite.marian.problem import MarianProblem
+                self._problem = MarianProblem(self.problem_name, self.marian_record)
             else:
                 self.check_usr_dir()
                 if self.definition is not None:
@@ -376,7 +390,8 @@ class ModelDir:
         warm_start.json) are not copied."""
         os.makedirs(dst_dir, exist_ok=True)
         atomic.copy_file(self.vocab_path, os.path.join(dst_dir, self.info["vocab_file"]))
-        for name in (IMPORT_FILE, usr_dir.USR_DIR_FILE, PROBLEM_FILE, HPARAMS_FILE):
+        for name in (IMPORT_FILE, MARIAN_FILE, usr_dir.USR_DIR_FILE, PROBLEM_FILE,
+                     HPARAMS_FILE):
             if name in self._raw:
                 atomic.write_bytes(os.path.join(dst_dir, name), self._raw[name])
 

@@ -85,10 +85,12 @@ class SearchParams:
     @classmethod
     def for_problem(cls, problem, **overrides) -> "SearchParams":
         """The problem's decoding defaults (beam size, alpha, extra length, and where it
-        has them t2t's scores and its input limit), with keyword `overrides`."""
+        has them t2t's scores, its input limit and its `search_defaults`: an imported
+        Marian model's generation settings), with keyword `overrides`."""
         defaults = dict(beam_size=problem.beam_size, alpha=problem.alpha,
                         extra_length=problem.extra_length,
                         t2t_scores=problem.t2t_scores, max_input_length=problem.max_input_length)
+        defaults.update(getattr(problem, "search_defaults", {}))
         return cls(**{**defaults, **overrides})
 
     @property

@@ -7,10 +7,6 @@ from typing import Any, Dict
 from t2t_lite.data.problem import Problem
 from t2t_lite.errors import T2TError
 
-# marian_import.json: what t2t-import --marian_dir recorded (`t2t_lite.marian.importer`).
-RECORD_FILE = "marian_import.json"
-
-
 def problem_name(source_lang: str, target_lang: str) -> str:
     """The imported model's problem name: `marian_SRC_TGT` from tokenizer_config.json's
     languages, lower-cased, every other character than [a-z0-9] as `_`
@@ -36,9 +32,11 @@ class MarianProblem(Problem):
         self.record = record
         self.source_language = record.get("source_language", "")
         self.target_language = record.get("target_language", "")
-        generation = record["generation"]
-        self.beam_size = int(generation["num_beams"])
-        self.alpha = float(generation["length_penalty"])
+        # SearchParams fields (`SearchParams.for_problem`): the generation settings as
+        # `t2t_lite.marian.importer.decode_hparams` translated them at import.
+        self.search_defaults = dict(record["decode_hparams"])
+        self.beam_size = int(self.search_defaults.get("beam_size", 1))
+        self.alpha = float(self.search_defaults.get("alpha", 1.0))
 
     def raw_pairs(self, split, tmp_dir):
         raise T2TError(f"{self.name} is the problem of an imported Marian model: t2t-lite "
