@@ -94,6 +94,33 @@ def test_pairs_encode_to_the_teacher_forced_ids(vocabs, name):
         [source(recorded[f"src_{i}"]) for i in range(30)]
 
 
+# transformers 5.23's tokenizer(line)["input_ids"] / tokenizer(text_target=line)["input_ids"]
+# (Marian ids) of lines holding its added tokens </s>, <unk>, <pad>: the line is cut there,
+# each segment tokenized alone (a >>xxx<< at its start cut off)
+SPECIALS = [
+    ("separate_relu", "source", "eleven</s>eleven", [23, 6, 8, 0, 23, 6, 8, 0]),
+    ("separate_relu", "source", "<unk>>>deu<< one", [1, 1, 34, 0]),
+    ("separate_relu", "source", "a <pad> b", [23, 3, 60, 23, 1, 0]),
+    ("separate_relu", "source", ">>deu<< one</s>>>fra<< two", [1, 34, 0, 1, 45, 0]),
+    ("separate_relu", "source", " </s> ", [0, 0]),
+    ("separate_relu", "source", ">>de</s>u<< one", [23, 1, 46, 4, 0, 23, 55, 1, 34, 0]),
+    ("multilingual_gelu", "source", ">>deu<< one</s>>>fra<< two", [2, 176, 0, 3, 208, 0]),
+    ("multilingual_gelu", "target", "eleven</s>eleven",
+     [118, 35, 17, 1, 17, 36, 0, 118, 35, 17, 1, 17, 36, 0]),
+    ("multilingual_gelu", "target", ">>deu<< one</s>>>fra<< two",
+     [2, 83, 44, 36, 17, 0, 3, 83, 63, 1, 44, 0]),
+    ("multilingual_gelu", "target", ">>de</s>u<< one",
+     [83, 1, 12, 17, 0, 83, 68, 1, 83, 44, 36, 17, 0]),
+]
+
+
+@pytest.mark.parametrize("name,side,line,marian_ids", SPECIALS)
+def test_special_tokens_written_in_a_line_are_their_ids(vocabs, name, side, line, marian_ids):
+    vocab = vocabs[name]
+    encode = vocab.encode_input_texts if side == "source" else vocab.encode_texts
+    assert encode([line]) == [renumbered(name, target=side == "target")(marian_ids)]
+
+
 def test_sizes_pieces_and_language_tokens(vocabs):
     sizes = {name: (v.vocab_size, v.source_vocab_size, v.separate_vocabs, list(v.language_tokens))
              for name, v in vocabs.items()}
@@ -148,6 +175,12 @@ def test_tokenize_with_offsets_spans_the_language_token(vocabs):
     assert ends == [[7, 8, 10, 14, 15, 18, 18], [7, 7]]
     with pytest.raises(T2TError, match="Refused line 1: 'eleven'"):
         gelu.tokenize_with_offsets(["eleven"])
+    relu = vocabs["separate_relu"]
+    ids, starts, ends = relu.tokenize_with_offsets(["eleven</s>eleven", "<unk> one"])
+    assert [relu.source_pieces(row) for row in ids] == [
+        ["▁", "el", "even", "</s>", "▁", "el", "even", "</s>"], ["<unk>", "▁one", "</s>"]]
+    assert starts == [[0, 0, 2, 6, 10, 10, 12, 16], [0, 6, 9]]
+    assert ends == [[0, 2, 6, 10, 10, 12, 16, 16], [5, 9, 9]]
 
 
 class _Module(tf.Module):
