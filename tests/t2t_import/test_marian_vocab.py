@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite import model_dir
+import t2t_lite
+from t2t_lite import model_dir, registry
+from t2t_lite.bin import t2t_decoder
 from t2t_lite.errors import T2TError
 from t2t_lite.marian.vocab_file import VOCAB_FILE, write_vocab
 from t2t_lite.marian.vocabulary import MarianVocab
@@ -210,6 +212,32 @@ def test_a_saved_model_encodes_decodes_and_refuses_in_graph(vocabs, tmp_path):
     with pytest.raises(tf.errors.InvalidArgumentError) as refused:
         loaded.round_trip(tf.constant([">>deu<< one", "three hundred and twelve"]))
     assert REFUSAL in refused.value.message
+
+
+def test_t2t_decoder_refuses_a_line_without_a_language_token(tmp_path, capsys):
+    """A model directory with the multilingual vocabulary (random weights of a tiny
+    transformer): t2t-decoder translates lines with a language token and refuses a file
+    holding one without, in one line naming it."""
+    vocab_path = write_vocab(str(MARIAN / "multilingual_gelu"), str(tmp_path))
+    out = tmp_path / "model"
+    hparams = registry.hparams("transformer_tiny").parse(
+        "hidden_size=16,filter_size=32,num_hidden_layers=1,num_heads=2")
+    model = t2t_lite.build_model(hparams, 240)
+    model_dir.prepare(str(out), hparams, "translate_ende_numbers", vocab_path, 240, None)
+    tf.train.CheckpointManager(tf.train.Checkpoint(model=model), str(out),
+                               max_to_keep=1).save(checkpoint_number=1)
+    good, bad = tmp_path / "good.txt", tmp_path / "bad.txt"
+    good.write_text(">>deu<< one\n\n>>fra<< two\n", encoding="utf-8")
+    bad.write_text(">>deu<< one\n\nthree hundred and twelve\n", encoding="utf-8")
+    flags = [f"--output_dir={out}", "--decode_hparams=beam_size=1,extra_length=2"]
+    assert t2t_decoder.main(flags + [f"--decode_from_file={good}",
+                                     f"--decode_to_file={tmp_path / 'good.out'}"]) == 0
+    assert len((tmp_path / "good.out").read_text(encoding="utf-8").split("\n")) == 4
+    capsys.readouterr()
+    assert t2t_decoder.main(flags + [f"--decode_from_file={bad}",
+                                     f"--decode_to_file={tmp_path / 'bad.out'}"]) == 1
+    assert capsys.readouterr().err == (f"t2t-decoder: error: {REFUSAL} Refused line 3: "
+                                       "'three hundred and twelve'.\n")
 
 
 def test_model_dir_loads_it_by_its_file_name(vocabs, tmp_path):
