@@ -98,7 +98,8 @@ def test_pairs_encode_to_the_teacher_forced_ids(vocabs, name):
 
 # transformers 5.23's tokenizer(line)["input_ids"] / tokenizer(text_target=line)["input_ids"]
 # (Marian ids) of lines holding its added tokens </s>, <unk>, <pad>: the line is cut there,
-# each segment tokenized alone (a >>xxx<< at its start cut off)
+# each segment tokenized alone (a >>xxx<< at its start cut off). Printed by
+# marian/check_tokenizer.py (README: "Checking t2t-lite's vocabulary").
 SPECIALS = [
     ("separate_relu", "source", "eleven</s>eleven", [23, 6, 8, 0, 23, 6, 8, 0]),
     ("separate_relu", "source", "<unk>>>deu<< one", [1, 1, 34, 0]),
