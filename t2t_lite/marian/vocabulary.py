@@ -56,7 +56,9 @@ Differences from MarianTokenizer, on input it never meets in practice:
 (transformers gives the source's `<pad>` id, outside the target vocabulary);
 a `<pad>` id in a separate-vocabulary target (which generation never outputs)
 is dropped, where transformers prints `<pad>`; bytes that are not UTF-8 become
-U+FFFD first; ids outside the table decode to nothing.
+U+FFFD first; ids outside the table decode to nothing. And one the ids cannot
+show: `<pad>` written in a source line is id 0 as in transformers, but
+t2t-lite's model masks id 0 as padding where transformers attends to it.
 """
 
 import re
