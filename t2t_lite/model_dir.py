@@ -45,6 +45,7 @@ from t2t_lite.data.problem_definition import ProblemDefinition
 from t2t_lite.data.vocab import SubwordVocab
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
+from t2t_lite.marian import vocab_file as marian_vocab_file
 
 HPARAMS_FILE = "hparams.json"
 PROBLEM_FILE = "problem.json"
@@ -398,6 +399,9 @@ class ModelDir:
 
 def load_vocab_file(path: str):
     """`load_vocab` for a vocabulary file path."""
+    if marian_vocab_file.is_vocab_file(path):  # t2t-import --marian_dir
+        from t2t_lite.marian.vocabulary import MarianVocab
+        return MarianVocab.from_file(path)
     if path.endswith(".subwords"):
         from t2t_lite.data.t2t_subwords import T2TSubwordVocab
         return T2TSubwordVocab.from_file(path)

@@ -75,7 +75,7 @@ from t2t_lite.data.layout import EOS_ID, PAD_ID
 from t2t_lite.data.t2t_subword_chars import (REPLACEMENT_CHAR, encode_chars, is_alnum,
                                              position_in_row, utf8_length)
 from t2t_lite.data.t2t_subwords_text import parse_subwords
-from t2t_lite.data.vocab import SubwordVocab, ids_before_eos
+from t2t_lite.data.vocab import SubwordVocab, joined_pieces
 from t2t_lite.errors import T2TError
 
 # Python's str.isspace() set in RE2 syntax (\t..\r, \x1c..\x1f, \x85, Unicode separators),
@@ -347,12 +347,7 @@ class T2TSubwordVocab(tf.Module):
         Returns:
           tf.string tensor [N].
         """
-        kept = ids_before_eos(ids, tf.int64)                                # [N, (T)]
-        flat = kept.flat_values
-        known = (flat >= 0) & (flat < self.vocab_size)
-        strings = tf.where(known, tf.gather(tf.constant(self._strings, tf.string),
-                                            tf.clip_by_value(flat, 0, self.vocab_size - 1)), "")
-        text = tf.strings.reduce_join(kept.with_flat_values(strings), axis=1)  # [N]
+        text = joined_pieces(ids, self._strings)                            # [N]
         pieces = tf.strings.split(text, "_")                                # [N, (P)]
         pieces = tf.ragged.boolean_mask(pieces, tf.strings.length(pieces) > 0)
         tokens = pieces.with_flat_values(self._unescape(pieces.flat_values))

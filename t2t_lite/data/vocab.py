@@ -121,6 +121,20 @@ def ids_before_eos(ids: Union[tf.Tensor, tf.RaggedTensor], dtype=tf.int32) -> tf
     return tf.ragged.boolean_mask(ids, keep)
 
 
+def joined_pieces(ids: Union[tf.Tensor, tf.RaggedTensor], strings,
+                  first_shown: int = 0) -> tf.Tensor:
+    """The piece strings of each row's ids before its first EOS, joined: [N, T] (or
+    ragged [N, (T)]) -> tf.string [N]. PAD is dropped; ids below `first_shown` or
+    outside `strings` (the pieces' UTF-8, index = id) give nothing."""
+    kept = ids_before_eos(ids, tf.int64)                                    # [N, (T)]
+    flat = kept.flat_values
+    size = len(strings)
+    shown = (flat >= first_shown) & (flat < size)
+    texts = tf.where(shown, tf.gather(tf.constant(strings, tf.string),
+                                      tf.clip_by_value(flat, 0, size - 1)), "")
+    return tf.strings.reduce_join(kept.with_flat_values(texts), axis=1)     # [N]
+
+
 class SubwordVocab(tf.Module):
     """A SentencePiece vocabulary applied with tensorflow-text, inside or outside tf.function.
 

@@ -156,11 +156,17 @@ def decode_lines(translator: Translator, lines: Sequence[str],
       postprocess: (hypothesis, input line) -> what to write, applied to every
         hypothesis (the problem's `postprocess`, e.g. trees over the input words).
       progress: called as (done, total, seconds) after each batch.
+
+    Raises:
+      T2TError: a line the vocabulary refuses (`MarianVocab.check_inputs`).
     """
     outputs = [""] * len(lines)
     todo = [i for i, line in enumerate(lines) if line.strip()]
     if not todo:
         return outputs
+    check_inputs = getattr(translator.vocab, "check_inputs", None)  # a multilingual Marian
+    if check_inputs is not None:  # model's: a line without a language token, by its number
+        check_inputs(lines)
     encoded = translator.vocab.encode_inputs(tf.constant([lines[i] for i in todo]))  # [N, (S)]
     lengths = encoded.row_lengths().numpy()
     order = sorted(range(len(todo)), key=lambda j: -int(lengths[j]))  # positions in `todo`

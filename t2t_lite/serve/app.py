@@ -10,10 +10,11 @@
                                                     (static/index.html, over the API)
 
 Every answer other than 200 has a JSON body {"error": {"code", "message"}}:
-400 malformed JSON or wrong types, 404 unknown route, model or version, 413 a
-body over max_body_bytes, 422 too many or too long sentences, 503 (with
-Retry-After) a full queue, warming up or shutting down, 504 a deadline passed,
-500 a sentence whose translation failed (only its own request).
+400 malformed JSON, wrong types or a sentence the model's vocabulary refuses,
+404 unknown route, model or version, 413 a body over max_body_bytes, 422 too
+many or too long sentences, 503 (with Retry-After) a full queue, warming up or
+shutting down, 504 a deadline passed, 500 a sentence whose translation failed
+(only its own request).
 
 Each request is answered by the engine (model version) served when it is
 received: `ServerState.switch` (t2t-server --watch) changes the engine for
@@ -32,6 +33,7 @@ from typing import List, Optional
 
 from aiohttp import web
 
+from t2t_lite.errors import T2TError
 from t2t_lite.serve import payloads
 from t2t_lite.serve.batcher import (BatchFailed, Batcher, DeadlineExceeded, QueueFull,
                                     ShuttingDown)
@@ -129,8 +131,11 @@ async def translate(state: ServerState, engine, texts: List[str],
     if not todo:
         return results
     sentences = [texts[i] for i in todo]
-    lengths = await asyncio.get_running_loop().run_in_executor(
-        None, engine.token_lengths, sentences)
+    try:
+        lengths = await asyncio.get_running_loop().run_in_executor(
+            None, engine.token_lengths, sentences)
+    except T2TError as e:  # a sentence the vocabulary refuses (a multilingual Marian
+        raise ApiError(400, "bad_request", str(e)) from None  # model's, without >>xxx<<)
     retry = state.config.retry_after_s
     try:
         futures = state.batcher.submit(sentences, lengths, deadline, engine.translate)

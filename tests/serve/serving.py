@@ -19,6 +19,7 @@ import pytest
 
 from model_dirs import make_model_dir
 from t2t_lite.decode import decoding
+from t2t_lite.errors import T2TError
 from t2t_lite.model_dir import ModelDir
 from t2t_lite.serve.app import ServerState
 from t2t_lite.serve.config import ServerConfig
@@ -29,6 +30,7 @@ DECODE = "beam_size=2,extra_length=12"
 MODEL_NAME = "ende"
 FAIL = "FAIL THIS SENTENCE"    # ScriptedEngine raises for a batch holding it
 BLOCK = "BLOCK THIS SENTENCE"  # ScriptedEngine waits for `release` in a batch holding it
+REFUSE = "REFUSE THIS SENTENCE"  # ScriptedEngine's token_lengths refuses it (as a vocabulary)
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +68,8 @@ class ScriptedEngine:
         self._lock = threading.Lock()
 
     def token_lengths(self, texts):
+        if REFUSE in texts:  # as a multilingual Marian vocabulary refuses a line
+            raise T2TError(f"Refused: {REFUSE!r}.")
         return self.inner.token_lengths(texts)
 
     def blank(self):

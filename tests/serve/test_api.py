@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from serving import (FAIL, MODEL_NAME, RunningServer, ScriptedEngine, decoder_lines, http, metric,
-                     engine, model_path)  # noqa: F401 (fixtures used by name)
+from serving import (FAIL, MODEL_NAME, REFUSE, RunningServer, ScriptedEngine, decoder_lines,
+                     http, metric, engine, model_path)  # noqa: F401 (fixtures used by name)
 from model_dirs import number_sentences
 from paths import REPO_ROOT
 from t2t_lite.serve.config import ServerConfig
@@ -134,6 +134,8 @@ ERRORS = [  # (path, raw body, status, code, message pattern)
      r"inputs\[0\] holds a lone surrogate \(U\+D800\)"),
     ("/v1/translate", b'{"inputs": %s"a"%s}' % (b"[" * 5_000, b"]" * 5_000), 400,
      "bad_request", r"^The request body nests arrays or objects too deeply\.$"),
+    ("/v1/translate", b'{"inputs": ["a", "%s"]}' % REFUSE.encode(), 400, "bad_request",
+     f"^Refused: '{REFUSE}'\\.$"),
     ("/v1/translate", b'{"inputs": ["a"], "deadline_ms": -5}', 400, "bad_request",
      "deadline_ms must be a positive number"),
     ("/v1/translate", b'{"inputs": ["%s"]}' % (b"x" * 10_001), 422, "too_large",
