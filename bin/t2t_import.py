@@ -59,7 +59,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 
 def run(args: argparse.Namespace) -> int:
     if args.marian_dir:
-        from t2t_lite.marian.importer import import_model as import_marian
+        from t2t_lite.t2t_import.marian_importer import import_model as import_marian
         import_marian(args.marian_dir, args.output_dir)
         print(f"Wrote {args.output_dir}; decode it with t2t-decoder --output_dir="
               f"{args.output_dir}.")

@@ -197,7 +197,7 @@ class ModelDir:
       usr_dir_record: usr_dir.json (`usr_dir.record`), or None.
       import_record: t2t_import.json (a model imported from tensor2tensor), or None.
       marian_record: marian_import.json (a Hugging Face Marian model imported by
-        t2t-import --marian_dir: `t2t_lite.marian.importer`), or None.
+        t2t-import --marian_dir: `t2t_lite.t2t_import.marian_importer`), or None.
       train_mix: the --train_mix of its training run, or None.
       warm_start_record: warm_start.json (`train.warm_start`), or None.
     """

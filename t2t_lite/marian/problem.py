@@ -33,7 +33,7 @@ class MarianProblem(Problem):
         self.source_language = record.get("source_language", "")
         self.target_language = record.get("target_language", "")
         # SearchParams fields (`SearchParams.for_problem`): the generation settings as
-        # `t2t_lite.marian.importer.decode_hparams` translated them at import.
+        # `t2t_lite.t2t_import.marian_importer.decode_hparams` translated them at import.
         self.search_defaults = dict(record["decode_hparams"])
         self.beam_size = int(self.search_defaults.get("beam_size", 1))
         self.alpha = float(self.search_defaults.get("alpha", 1.0))

@@ -25,7 +25,7 @@ import numpy as np
 
 from t2t_lite.errors import T2TError
 from t2t_lite.marian.ids import renumbered_rows
-from t2t_lite.t2t_import.t2t_names import first_of, unfilled_weights
+from t2t_lite.imported_weights import first_of, unfilled_weights
 
 SAFETENSORS = "model.safetensors"
 SAFETENSORS_INDEX = "model.safetensors.index.json"

@@ -23,6 +23,7 @@ from typing import Callable, Dict, List, Tuple
 import numpy as np
 
 from t2t_lite.errors import T2TError
+from t2t_lite.imported_weights import Target, first_of, unfilled_weights
 
 _BOOKKEEPING = ("training/", "losses_avg/", "train_stats/")
 _BOOKKEEPING_NAMES = {"global_step", "beta1_power", "beta2_power"}
@@ -50,8 +51,8 @@ def naming_style(names) -> str:
     return "tf2" if any(_COMPAT_SCOPE.match(n) or _COMPAT_LAYER.search(n) for n in names) else "tf1"
 
 
-# A target: (getter of the t2t-lite variable from the model, t2t names, how to combine them).
-Target = Tuple[Callable, List[str], Callable[[List[np.ndarray]], np.ndarray]]
+# A target (`imported_weights.Target`): (getter of the t2t-lite variable from the model,
+# t2t names, how to combine them).
 
 
 def _one(arrays):
@@ -152,18 +153,6 @@ def weight_map(model, t2t_values: Dict, vocab_size: int) -> List[Target]:
     for getter, scope in embeddings:
         targets.append((getter, shard_names(f"{modality}/{scope}", shards), _rows))
     return targets
-
-
-def first_of(names: List[str]) -> str:
-    """"a" or "a (and 2 more)", for a message naming the first of `names`."""
-    return names[0] + (f" (and {len(names) - 1} more)" if len(names) > 1 else "")
-
-
-def unfilled_weights(model, targets: List[Target]) -> List[str]:
-    """The paths of `model`'s weights that no target fills (they would keep their random
-    initial values)."""
-    filled = {getter(model).path for getter, _, _ in targets}
-    return [weight.path for weight in model.weights if weight.path not in filled]
 
 
 def assign(model, targets: List[Target], read: Callable[[str], np.ndarray],
