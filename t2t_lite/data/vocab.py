@@ -135,6 +135,15 @@ def joined_pieces(ids: Union[tf.Tensor, tf.RaggedTensor], strings,
     return tf.strings.reduce_join(kept.with_flat_values(texts), axis=1)     # [N]
 
 
+def encode_targets(vocab, text: tf.Tensor) -> tf.RaggedTensor:
+    """Target lines a program scores or pictures (not training data), with any vocabulary:
+    `vocab.encode_targets` where the vocabulary's target side differs from its source
+    side (an imported Marian model's), else `encode_inputs` (as written, or stripped by
+    tensorflow's vocabularies as t2t did). tf.string [N] -> int32 ragged [N, (T)]."""
+    own = getattr(vocab, "encode_targets", None)
+    return own(text) if own is not None else vocab.encode_inputs(text)
+
+
 class SubwordVocab(tf.Module):
     """A SentencePiece vocabulary applied with tensorflow-text, inside or outside tf.function.
 

@@ -7,6 +7,7 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite.data.layout import PAD_ID
+from t2t_lite.data.vocab import encode_targets
 from t2t_lite.decode.search import input_limit
 from t2t_lite.decode.translator import truncate_and_pad
 
@@ -31,10 +32,11 @@ def score_pairs(models, vocab, sources: Sequence[str], targets: Sequence[str],
     if not sources:
         return []
 
-    def encode(texts):  # [N, (S)], each row ending with EOS
-        return vocab.encode_inputs(tf.constant(list(texts), dtype=tf.string))
+    def strings(texts):
+        return tf.constant(list(texts), dtype=tf.string)
 
-    source_ids, target_ids = encode(sources), encode(targets)
+    source_ids = vocab.encode_inputs(strings(sources))  # [N, (S)], each row ending with EOS
+    target_ids = encode_targets(vocab, strings(targets))  # [N, (T)]
     lengths = np.maximum(source_ids.row_lengths().numpy(), target_ids.row_lengths().numpy())
     order = np.argsort(-lengths, kind="stable")
     scores = [0.0] * len(sources)

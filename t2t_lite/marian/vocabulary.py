@@ -251,6 +251,11 @@ class MarianVocab(tf.Module):
         """
         return self._encode(self._target, text)
 
+    def encode_targets(self, text: tf.Tensor) -> tf.RaggedTensor:
+        """Target lines a program scores or pictures: `encode` (`t2t_lite.data.vocab.
+        encode_targets`), never refused for a missing language token."""
+        return self.encode(text)
+
     def encode_inputs(self, text: tf.Tensor) -> tf.RaggedTensor:
         """Source strings to ids (`source.spm`, the source table), EOS appended.
 

@@ -13,11 +13,13 @@ at that position (the start symbol, then the target shifted right).
 """
 
 import dataclasses
+from functools import partial
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 
+from t2t_lite.data.vocab import encode_targets
 from t2t_lite.decode.search import Search, SearchParams
 from t2t_lite.decode.translator import Translator
 from t2t_lite.errors import T2TError
@@ -48,8 +50,11 @@ class AttentionMaps:
         return self.target, [START] + self.target[:-1]
 
 
-def _pieces(vocab, ids: Sequence[int]) -> List[str]:
-    table = vocab.pieces()
+def _pieces(vocab, ids: Sequence[int], source_side: bool = False) -> List[str]:
+    """The labels of `ids`: the vocabulary's pieces (its source pieces for the source,
+    where they differ: an imported Marian model with separate vocabularies)."""
+    own = getattr(vocab, "source_pieces", None) if source_side else None
+    table = own() if own is not None else vocab.pieces()
     return [table[i] for i in ids]
 
 
@@ -68,7 +73,8 @@ def attention_maps(model, vocab, source: str, target: Optional[str] = None,
         target = translator.translate([source])[0]
     ids = {}
     for name, text in (("source", source), ("target", target)):
-        row = vocab.encode_inputs(tf.constant([text])).to_list()[0]  # pieces + EOS
+        encode = vocab.encode_inputs if name == "source" else partial(encode_targets, vocab)
+        row = encode(tf.constant([text])).to_list()[0]  # pieces + EOS
         if len(row) > MAX_PIECES:
             raise T2TError(f"The {name} has {len(row)} pieces (EOS included); pictures are "
                            f"drawn for at most {MAX_PIECES}, or the labels become unreadable.")
@@ -76,7 +82,8 @@ def attention_maps(model, vocab, source: str, target: Optional[str] = None,
     weights = model.attention_weights(tf.constant([ids["source"]], tf.int32),
                                       tf.constant([ids["target"]], tf.int32))
     return AttentionMaps({kind: w[0].numpy() for kind, w in weights.items()},
-                         _pieces(vocab, ids["source"]), _pieces(vocab, ids["target"]))
+                         _pieces(vocab, ids["source"], source_side=True),
+                         _pieces(vocab, ids["target"]))
 
 
 def save_npz(maps: AttentionMaps, path: str) -> None:
