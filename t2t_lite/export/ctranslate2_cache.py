@@ -152,6 +152,7 @@ def cached_conversion(model_dir: model_dir_lib.ModelDir, checkpoint_path: Option
         model or problem CTranslate2 cannot represent, no checkpoint), or an
         unwritable cache directory.
     """
+    ctranslate2_export.check_model_dir(model_dir)  # before anything is written
     ctranslate2_export.require_ctranslate2()
     ctranslate2_export.check_quantization(quantization)
     if tree_constraint:  # checked on every call: an entry may come from tree_constraint=false

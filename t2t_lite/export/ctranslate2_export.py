@@ -69,7 +69,7 @@ from t2t_lite.export import versions
 from t2t_lite.export.ctranslate2_client import (PROVENANCE_DIR, SENTENCEPIECE_FILE, T2T_UNK_TOKEN,
                                                 t2t_ctranslate2_tokens)
 from t2t_lite.export.ctranslate2_spec import (DEFAULT_MAX_POSITIONS, check_convertible,
-                                              transformer_spec)
+                                              transformer_spec, unwritten_options)
 from t2t_lite.export.exporter import load_source
 
 QUANTIZATIONS = ("float32", "int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16",
@@ -122,6 +122,46 @@ def check_problem(problem, params: SearchParams, vocab) -> None:
                        "--decode_hparams=tree_constraint=false to convert the bare model.")
 
 
+def _joined(items) -> str:
+    """The items as one phrase: a; a and b; a, b and c."""
+    return " and ".join(filter(None, [", ".join(items[:-1]), items[-1]]))
+
+
+def _marian_refusal(path: str, hparams, search: dict) -> str:
+    """Why t2t-lite cannot convert the imported Marian model of `path` (its `hparams`
+    and imported decode hparams `search`), one line; "" if nothing stops it."""
+    settings = ([f"stop_rule={search['stop_rule']}"]
+                if search.get("stop_rule") == "transformers" else [])
+    settings += [name for name in ("forbid_pad", "forced_eos", "renormalize")
+                 if search.get(name)]
+    reasons = [words for _, words in unwritten_options(hparams)]
+    why = ([f"it does not write {_joined(reasons)}"] if reasons else []) + (
+        [f"CTranslate2 does not search as transformers does ({', '.join(settings)})"]
+        if settings else [])
+    if not why:
+        return ""
+    return (f"{path} holds an imported Marian model, which t2t-lite cannot convert for "
+            f"CTranslate2 yet: {', and '.join(why)}; translate it with the TensorFlow engine "
+            "(the default --engine) or a SavedModel (t2t-exporter's default --format).")
+
+
+def check_model_dir(model_dir: model_dir_lib.ModelDir) -> None:
+    """Refuses, in one line and before anything is loaded or written, a model directory
+    whose model this export cannot write (`check_convertible`); for an imported Marian
+    model the line says what of it is not written and which of transformers' search
+    settings CTranslate2 does not apply.
+
+    Raises:
+      T2TError: the model cannot be converted.
+    """
+    if model_dir.marian_record is not None:
+        refusal = _marian_refusal(model_dir.path, model_dir.hparams,
+                                  model_dir.marian_record["decode_hparams"])
+        if refusal:
+            raise T2TError(refusal)
+    check_convertible(model_dir.hparams)
+
+
 def export_ctranslate2(model_dir: model_dir_lib.ModelDir, export_dir: str,
                        decode_params: Union[SearchParams, str, None] = None,
                        checkpoint_path: Optional[str] = None, checkpoint_average: int = 1,
@@ -149,6 +189,7 @@ def export_ctranslate2(model_dir: model_dir_lib.ModelDir, export_dir: str,
       T2TError: ctranslate2 not installed, unknown quantization, a model or
         problem CTranslate2 cannot represent, and `export`'s errors.
     """
+    check_model_dir(model_dir)
     ctranslate2 = require_ctranslate2()
     check_quantization(quantization)
     source = load_source(model_dir, decode_params, checkpoint_path, checkpoint_average)
@@ -159,7 +200,6 @@ def export_ctranslate2(model_dir: model_dir_lib.ModelDir, export_dir: str,
                        "SavedModel instead.")
     check_problem(source.problem, source.params, source.vocab)
     hparams = source.model.hparams
-    check_convertible(hparams)
     versions.prepare_export_dir(export_dir)  # before the slow part
     vocab_path = model_dir.vocab_path
     max_positions = position_rows(hparams)

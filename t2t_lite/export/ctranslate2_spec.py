@@ -40,9 +40,10 @@ an ordinary subtoken. For it the spec gets one extra token and row,
 embeddings, logit `UNK_LOGIT`): see `transformer_spec`.
 
 Not representable (refused, `T2TError`): d_k different from d_v (Table 3 B).
+Not written yet (refused): an imported Marian model's options (`unwritten_options`).
 """
 
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -129,18 +130,35 @@ def _with_unk_row(matrix: np.ndarray) -> np.ndarray:
     return np.concatenate([matrix, np.zeros([1, matrix.shape[1]], matrix.dtype)])
 
 
+# Options of imported Marian models this mapping does not write (yet): (name, the value
+# it writes, what another value means, in words).
+_UNWRITTEN_OPTIONS = (
+    ("attention_bias", False, lambda hp: "its attention biases"),
+    ("ffn_activation", "relu", lambda hp: f"its {hp.ffn_activation} activation"),
+    ("scale_embedding", True, lambda hp: "its unscaled embeddings"),
+    ("logits_bias", False, lambda hp: "its output bias"),
+    ("embed_padding", False,
+     lambda hp: "its trained start row (<pad>'s embedding, where CTranslate2 starts from zeros)"),
+    ("source_vocab_size", 0,
+     lambda hp: f"its separate source vocabulary ({hp.source_vocab_size} ids)"),
+)
+
+
+def unwritten_options(hp) -> List[Tuple[str, str]]:
+    """("name=value", what it means in words) of each option of `hp` this mapping does
+    not write (an imported Marian model's), in a fixed order."""
+    return [(f"{name}={getattr(hp, name)}", words(hp))
+            for name, written, words in _UNWRITTEN_OPTIONS if getattr(hp, name) != written]
+
+
 def check_convertible(hp) -> None:
     """Raises `T2TError` (one line) for a model CTranslate2 cannot represent.
     (Channels divisible by num_heads: `HParams` already guarantees it.)"""
     if hp.key_channels != hp.value_channels:
         raise T2TError(f"CTranslate2 needs d_k = d_v; this model has attention_key_channels="
                        f"{hp.key_channels} and attention_value_channels={hp.value_channels}.")
-    # Options of imported Marian models this mapping does not write (yet): refused, not
-    # converted into a model that would translate differently.
-    unwritten = [f"{name}={getattr(hp, name)}" for name, default in [
-        ("attention_bias", False), ("ffn_activation", "relu"), ("scale_embedding", True),
-        ("logits_bias", False), ("embed_padding", False), ("source_vocab_size", 0)]
-        if getattr(hp, name) != default]
+    # refused, not converted into a model that would translate differently
+    unwritten = [setting for setting, _ in unwritten_options(hp)]
     if unwritten:
         raise T2TError(f"The CTranslate2 export does not write this model's "
                        f"{', '.join(unwritten)} (an imported Marian model's options).")

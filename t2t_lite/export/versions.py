@@ -77,13 +77,16 @@ def write_version(export_dir: str, write: Callable[[str], None]) -> str:
 
 def write_provenance(model_dir: model_dir_lib.ModelDir, path: str, info: dict,
                      subdir: str = "assets.extra") -> None:
-    """Writes `model_dir`'s hparams.json and problem.json (the bytes it read), and
-    `info` as export.json, into `path/subdir` (TF Serving's place for files it
-    ignores)."""
+    """Writes `model_dir`'s hparams.json and problem.json (the bytes it read), the
+    record of where an imported model came from (t2t_import.json, marian_import.json)
+    if it has one, and `info` as export.json, into `path/subdir` (TF Serving's place
+    for files it ignores)."""
     extra = os.path.join(path, subdir)
     os.makedirs(extra, exist_ok=True)
-    for name in (model_dir_lib.HPARAMS_FILE, model_dir_lib.PROBLEM_FILE):
-        with open(os.path.join(extra, name), "wb") as f:
-            f.write(model_dir.raw(name))
+    for name in (model_dir_lib.HPARAMS_FILE, model_dir_lib.PROBLEM_FILE,
+                 model_dir_lib.IMPORT_FILE, model_dir_lib.MARIAN_FILE):
+        if model_dir.raw(name) is not None:
+            with open(os.path.join(extra, name), "wb") as f:
+                f.write(model_dir.raw(name))
     with open(os.path.join(extra, "export.json"), "w", encoding="utf-8") as f:
         json.dump(info, f, indent=2)

@@ -25,6 +25,14 @@ from t2t_lite.errors import T2TError
 WARM_UP_SENTENCE = "Hello world."
 
 
+def warm_up_sentence(vocab) -> str:
+    """The sentence an engine warms up with: WARM_UP_SENTENCE, after the first language
+    token of a multilingual Marian model's vocabulary, which refuses a line without one
+    (`MarianVocab.language_tokens`)."""
+    tokens = getattr(vocab, "language_tokens", None)
+    return f"{tokens[0]} {WARM_UP_SENTENCE}" if tokens else WARM_UP_SENTENCE
+
+
 def decode_settings(model_dir: model_dir_lib.ModelDir, decode_hparams: str,
                     alignments_refusal: str):
     """(problem, `SearchParams`, `DecodeOptions`) of `model_dir` under t2t-decoder's
@@ -148,4 +156,4 @@ class TFEngine:
 
     def warm_up(self) -> None:
         """Translates one sentence (the search's first call traces its graph)."""
-        self.translate([WARM_UP_SENTENCE])
+        self.translate([warm_up_sentence(self.translator.vocab)])

@@ -33,8 +33,8 @@ from t2t_lite import model_dir as model_dir_lib
 from t2t_lite.decode.decoding import DecodeOptions, format_hypotheses
 from t2t_lite.decode.search import input_limit
 from t2t_lite.errors import T2TError
-from t2t_lite.serve.engine import (WARM_UP_SENTENCE, Translation, subword_lengths,
-                                   translate_nonblank)
+from t2t_lite.serve.engine import (Translation, subword_lengths, translate_nonblank,
+                                   warm_up_sentence)
 
 SAVED_MODEL_FILE = "saved_model.pb"
 
@@ -164,4 +164,4 @@ class SavedModelEngine:
 
     def warm_up(self) -> None:
         """Translates one sentence (the first call of a loaded function sets it up)."""
-        self.translate([WARM_UP_SENTENCE])
+        self.translate([warm_up_sentence(self.vocab)])

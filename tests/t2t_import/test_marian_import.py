@@ -9,17 +9,15 @@ line without one of its language tokens is refused.
 """
 
 import json
-import pathlib
 import re
 
 import numpy as np
 import pytest
 
+from marian_models import MARIAN, expected, importer
 from t2t_lite import model_dir
 from t2t_lite.bin import t2t_decoder, t2t_import
 from t2t_lite.marian.problem import MarianProblem
-
-MARIAN = pathlib.Path(__file__).parent / "marian"
 
 
 def run(capfd, program, *flags):
@@ -31,21 +29,7 @@ def run(capfd, program, *flags):
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory):
     """name -> the model directory t2t-import wrote for it (each imported once)."""
-    made = {}
-
-    def get(name):
-        if name not in made:
-            out = tmp_path_factory.mktemp(name) / "model"
-            assert t2t_import.main([f"--marian_dir={MARIAN / name}",
-                                    f"--output_dir={out}"]) == 0
-            made[name] = out
-        return made[name]
-
-    return get
-
-
-def expected(name, file):
-    return (MARIAN / name / "expected" / file).read_text(encoding="utf-8").split("\n")[:-1]
+    return importer(tmp_path_factory)
 
 
 def test_the_model_directory_records_the_generation_settings(imported):
