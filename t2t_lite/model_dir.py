@@ -311,21 +311,6 @@ class ModelDir:
             raise T2TError(f"Vocabulary {path} is missing from the model directory.")
         return path
 
-    def datagen_vocab_path(self) -> str:
-        """`vocab_path`, for t2t-datagen --vocab_from (encoding new data to fine-tune this
-        model).
-
-        Raises:
-          T2TError: the model was imported from Hugging Face Marian: its sources need
-            source.spm and the source table (`MarianVocab.encode_inputs`), which
-            datagen's encoding of pairs (one `encode` for both sides) does not do yet.
-        """
-        if self.marian_record is not None:
-            raise T2TError(f"{self.path} holds an imported Marian model: encoding data with "
-                           "its vocabulary (t2t-datagen --vocab_from) is not supported yet; "
-                           "it decodes, scores, exports and serves, but cannot be fine-tuned.")
-        return self.vocab_path
-
     def vocab(self):
         """The vocabulary (`load_vocab_file`), loaded once."""
         if self._vocab is None:
