@@ -149,6 +149,10 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
                           definition=(problem.definition
                                       if isinstance(problem, FilesProblem) else None),
                           hparams_set=hparams_set)
+        defaults = (warm_start_lib.decode_defaults(source) if load_warm_start
+                    else run.decode_defaults if run is not None else None)
+        if defaults is not None:  # dev BLEU decodes as the model will (greedily)
+            problem.search_defaults = dict(defaults)
         trainer = make_trainer(hparams, problem.name, data_dir, output_dir, vocab.vocab_size,
                                options, strategy, problem, vocab, train_mix=mix)
         if load_warm_start:

@@ -10,15 +10,26 @@ import contextlib
 import io
 import json
 import pathlib
+import re
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.bin import t2t_datagen
+from t2t_lite.bin import t2t_datagen, t2t_decoder, t2t_trainer
+from t2t_lite.decode.search import SearchParams
 from t2t_lite.marian import vocab_file
+from t2t_lite.model_dir import ModelDir
 
 from test_marian_import import MARIAN, imported, run  # noqa: F401 (imported: a fixture)
+
+# t2t-import's translation of the reference models' generation_config.json (num_beams 4 or 6,
+# length_penalty 1.0, bad_words_ids [[pad]], forced_eos_token_id, renormalize_logits true,
+# max_length 512): what a model fine-tuned from them decodes with by default.
+GENERATION = {"alpha": 1.0, "length_penalty": "fairseq", "stop_rule": "transformers",
+              "forbid_pad": True, "forced_eos": True, "renormalize": True,
+              "max_output_length": 511}
+
 
 def pairs(name):
     return (MARIAN / name / "expected" / "pairs.tsv").read_text(encoding="utf-8").splitlines()
@@ -112,3 +123,55 @@ def test_subword_sampling_with_a_marian_vocabulary_is_refused(capfd, imported, t
         "t2t-datagen: error: Subword sampling (--subword_samples) needs a SentencePiece "
         "vocabulary; this problem's is translate_enmul_files.marian_vocab.json (a "
         "vocabulary of a Hugging Face Marian model imported with t2t-import)."]
+
+
+def test_fine_tuning_starts_from_the_imported_weights_and_decodes_as_transformers(
+        capfd, imported, encoded, tmp_path):
+    """multilingual_gelu, learning rate 0, dropout and label smoothing off: the first
+    training loss is transformers' mean -log p of the training pair's target tokens, the dev
+    loss that of the 30 dev pairs (a fresh model's would be near log(240) = 5.48); the
+    fine-tuned model keeps the imported model's generation settings and translates as
+    transformers' beam search did."""
+    model = imported("multilingual_gelu")
+    expected = np.load(MARIAN / "multilingual_gelu" / "expected" / "logprobs.npz")
+    first_loss = -float(np.mean(expected["logp_12"]))
+    dev_loss = -float(np.mean(np.concatenate([expected[f"logp_{i}"] for i in range(30)])))
+    assert round(first_loss, 4) == 2.6966
+    data, tuned = encoded[0][0].split("=", 1)[1], tmp_path / "tuned"
+    code, out, err = run(
+        capfd, t2t_trainer, f"--warm_start_from={model}", "--problem=translate_enmul_files",
+        f"--data_dir={data}", f"--output_dir={tuned}", "--train_steps=1",
+        "--hparams=learning_rate=0,label_smoothing=0,layer_prepostprocess_dropout=0,"
+        "tokens_per_step=0,batch_size=512",
+        "--eval_every=1", "--eval_bleu_sentences=0", "--save_checkpoints_steps=0",
+        "--save_checkpoints_secs=0", "--log_every=1")
+    assert code == 0, err
+    assert f"Weights from {model}/ckpt-0" in out
+    [train_loss] = re.findall(r"^step 1/1  loss (\S+)", out, re.M)
+    [eval_loss] = re.findall(r"^eval step 1: .* loss (\S+)", out, re.M)
+    assert abs(float(train_loss) - first_loss) < 6e-5, (train_loss, first_loss)
+    assert abs(float(eval_loss) - dev_loss) < 6e-5, (eval_loss, dev_loss)
+
+    recorded = json.loads((tuned / "decode_defaults.json").read_text())
+    assert recorded == {"decode_hparams": {"beam_size": 6, **GENERATION},
+                        "from": str(model.resolve())}
+    problem = ModelDir.open(str(tuned)).problem()
+    assert problem.name == "translate_enmul_files"
+    params = SearchParams.for_problem(problem)
+    assert (params.beam_size, params.alpha, params.length_penalty, params.stop_rule,
+            params.forbid_pad, params.forced_eos, params.renormalize,
+            params.max_output_length) == (6, 1.0, "fairseq", "transformers", True, True, True,
+                                          511)
+    # Lines 1-3 (>>deu<<) and 26-28 (>>fra<<) of the reference input.
+    chosen = [0, 1, 2, 25, 26, 27]
+    lines = (MARIAN / "multilingual_gelu" / "expected" / "input.txt").read_text(
+        encoding="utf-8").splitlines()
+    source = tmp_path / "in.txt"
+    source.write_text("".join(lines[i] + "\n" for i in chosen), encoding="utf-8")
+    code, _, err = run(capfd, t2t_decoder, f"--output_dir={tuned}",
+                       f"--decode_from_file={source}", f"--decode_to_file={tmp_path / 'out'}")
+    assert code == 0, err
+    beam = (MARIAN / "multilingual_gelu" / "expected" / "beam6.txt").read_text(
+        encoding="utf-8").splitlines()
+    assert (tmp_path / "out").read_text(encoding="utf-8").splitlines() == \
+        [beam[i] for i in chosen]
