@@ -162,6 +162,10 @@ def test_fine_tuning_starts_from_the_imported_weights_and_decodes_as_transformer
             params.forbid_pad, params.forced_eos, params.renormalize,
             params.max_output_length) == (6, 1.0, "fairseq", "transformers", True, True, True,
                                           511)
+    # A weights-only copy (best/, an average) keeps them.
+    ModelDir.open(str(tuned)).copy_metadata(str(tmp_path / "copy"))
+    assert ModelDir.open(str(tmp_path / "copy")).problem().search_defaults == \
+        recorded["decode_hparams"]
     # Lines 1-3 (>>deu<<) and 26-28 (>>fra<<) of the reference input.
     chosen = [0, 1, 2, 25, 26, 27]
     lines = (MARIAN / "multilingual_gelu" / "expected" / "input.txt").read_text(
