@@ -70,12 +70,12 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     def run() -> int:
         from t2t_lite.data.datagen import generate_data, verify_data
+        from t2t_lite.model_dir import ModelDir, load_vocab_file
         vocab_model = None  # checked before a files problem's definition is written
         if args.vocab_from and os.path.isfile(args.vocab_from):
             vocab_model = args.vocab_from  # a vocabulary file
         elif args.vocab_from:
-            from t2t_lite.model_dir import ModelDir
-            vocab_model = ModelDir.open(args.vocab_from).datagen_vocab_path()
+            vocab_model = ModelDir.open(args.vocab_from).vocab_path
         problem = problem_flags.resolve_problem(args)
         if args.verify:
             verify_data(problem, args.data_dir)
@@ -83,7 +83,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             from t2t_lite.data.subword_sampling import from_flags
             sampling = from_flags(args.subword_samples, args.subword_nbest, args.subword_alpha)
             generate_data(problem, args.data_dir, args.tmp_dir, vocab_model=vocab_model,
-                          subword_sampling=sampling)
+                          subword_sampling=sampling, load_vocab=load_vocab_file)
         return 0
 
     return cli.main("t2t-datagen", run)

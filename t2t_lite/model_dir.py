@@ -9,6 +9,9 @@ starts, so they rebuild the model from this directory alone:
                    (`data.problem_definition`, checked when the directory is opened)
     usr_dir.json   the --usr_dir of the run, if given (`t2t_lite.usr_dir`)
     train_mix.json {"train_mix": spec}: the run's t2t-trainer --train_mix, if given
+    decode_defaults.json {"decode_hparams": {...}, "from": path}: the decoding defaults a
+                   model fine-tuned from an imported Marian model keeps (its generation
+                   settings, `train.warm_start.decode_defaults`), over its problem's
     <vocab file>   a copy of the problem's subword model
     checkpoint, ckpt-N.*   weights (tf.train.CheckpointManager)
     train/, eval/  TensorBoard event files
@@ -53,9 +56,10 @@ IMPORT_FILE = "t2t_import.json"  # in a directory written by t2t-import
 MARIAN_FILE = "marian_import.json"  # in a directory written by t2t-import --marian_dir
 TRAIN_MIX_FILE = "train_mix.json"  # the --train_mix of a training run given one
 WARM_START_FILE = "warm_start.json"  # where a fine-tuning run started (`train.warm_start`)
+DECODE_FILE = "decode_defaults.json"  # decoding defaults kept from the model fine-tuned
 # Read when present; hparams.json and problem.json are required.
 _OPTIONAL_FILES = (usr_dir.USR_DIR_FILE, IMPORT_FILE, MARIAN_FILE, TRAIN_MIX_FILE,
-                   WARM_START_FILE)
+                   WARM_START_FILE, DECODE_FILE)
 PRECISIONS = ("float32", "bfloat16")
 
 
@@ -200,6 +204,8 @@ class ModelDir:
         t2t-import --marian_dir: `t2t_lite.t2t_import.marian_importer`), or None.
       train_mix: the --train_mix of its training run, or None.
       warm_start_record: warm_start.json (`train.warm_start`), or None.
+      decode_defaults: decode_defaults.json's decode hparams (`SearchParams` fields a
+        model fine-tuned from an imported Marian model decodes with by default), or None.
     """
 
     def __init__(self, path: str, readable: str, raw: Dict[str, bytes]):
@@ -221,6 +227,8 @@ class ModelDir:
                           if TRAIN_MIX_FILE in raw else None)
         self.warm_start_record = (self._parsed(WARM_START_FILE)
                                   if WARM_START_FILE in raw else None)
+        self.decode_defaults = (self._checked_decode(self._parsed(DECODE_FILE))
+                                if DECODE_FILE in raw else None)
         self._vocab = None
         self._problem = None
 
@@ -280,6 +288,11 @@ class ModelDir:
             raise T2TError(f"Corrupt {self.file_path(MARIAN_FILE)}.")
         return record
 
+    def _checked_decode(self, record: Any) -> Dict[str, Any]:
+        if not isinstance(record, dict) or not isinstance(record.get("decode_hparams"), dict):
+            raise T2TError(f"Corrupt {self.file_path(DECODE_FILE)}.")
+        return record["decode_hparams"]
+
     def _checked_train_mix(self, value: Any) -> str:
         if not isinstance(value, dict) or not isinstance(value.get("train_mix"), str):
             raise T2TError(f"Corrupt {self.file_path(TRAIN_MIX_FILE)}.")
@@ -311,21 +324,6 @@ class ModelDir:
             raise T2TError(f"Vocabulary {path} is missing from the model directory.")
         return path
 
-    def datagen_vocab_path(self) -> str:
-        """`vocab_path`, for t2t-datagen --vocab_from (encoding new data to fine-tune this
-        model).
-
-        Raises:
-          T2TError: the model was imported from Hugging Face Marian: its sources need
-            source.spm and the source table (`MarianVocab.encode_inputs`), which
-            datagen's encoding of pairs (one `encode` for both sides) does not do yet.
-        """
-        if self.marian_record is not None:
-            raise T2TError(f"{self.path} holds an imported Marian model: encoding data with "
-                           "its vocabulary (t2t-datagen --vocab_from) is not supported yet; "
-                           "it decodes, scores, exports and serves, but cannot be fine-tuned.")
-        return self.vocab_path
-
     def vocab(self):
         """The vocabulary (`load_vocab_file`), loaded once."""
         if self._vocab is None:
@@ -339,7 +337,9 @@ class ModelDir:
         problem's name (t2t-decoder's decoding defaults; t2t-lite's problem of the
         same name, if any, is another data preparation). A problem defined by
         files is registered from its recorded definition; one of a --usr_dir
-        needs that directory imported (`usr_dir.check_model`).
+        needs that directory imported (`usr_dir.check_model`). A model fine-tuned
+        from an imported Marian model gets its `decode_defaults` as the problem's
+        `search_defaults` (`SearchParams.for_problem`).
 
         Raises:
           T2TError: an unknown problem, or one of a user directory not given.
@@ -357,6 +357,8 @@ class ModelDir:
                     from t2t_lite.data import definitions
                     definitions.register(self.definition)
                 self._problem = t2t_lite.registry.problem(self.problem_name)
+                if self.decode_defaults is not None:  # this instance's, not the class's
+                    self._problem.search_defaults = dict(self.decode_defaults)
         return self._problem
 
     def check_usr_dir(self) -> None:
@@ -403,11 +405,11 @@ class ModelDir:
         """Writes the metadata read and a copy of the vocabulary into `dst_dir` (e.g.
         for an averaged checkpoint), each file atomically (a reader of `dst_dir`
         never sees one half-copied). A training run's own records (train_mix.json,
-        warm_start.json) are not copied."""
+        warm_start.json) are not copied; the decoding defaults are the model's."""
         os.makedirs(dst_dir, exist_ok=True)
         atomic.copy_file(self.vocab_path, os.path.join(dst_dir, self.info["vocab_file"]))
-        for name in (IMPORT_FILE, MARIAN_FILE, usr_dir.USR_DIR_FILE, PROBLEM_FILE,
-                     HPARAMS_FILE):
+        for name in (IMPORT_FILE, MARIAN_FILE, DECODE_FILE, usr_dir.USR_DIR_FILE,
+                     PROBLEM_FILE, HPARAMS_FILE):
             if name in self._raw:
                 atomic.write_bytes(os.path.join(dst_dir, name), self._raw[name])
 

@@ -6,7 +6,10 @@ ids, split names and shard names are defined in `t2t_lite.data.layout`):
   - `{problem}.sp{size}.model` (+ `.vocab`, readable): the SentencePiece vocabulary,
     learned from (a seeded sample of at most `problem.vocab_sample_pairs`) train pairs,
     or a copy of a trained model's (`vocab_model`, to fine-tune that model)
-    (`t2t_lite.data.vocab_files`);
+    (`t2t_lite.data.vocab_files`); an imported Marian model's is copied as
+    `{problem}.marian_vocab.json`, and the sources are then encoded with its source
+    side (`vocab.encode_sources`), a multilingual model's checked for their language
+    token (`encoding.checked_pairs`: a pair without one stops datagen, named);
   - `{problem}-{split}-{i:05d}-of-{n:05d}` for split in train, dev, test: TFRecord
     files of `tf.train.Example` with int64-list features "inputs" (source ids)
     and "targets" (target ids), each ending with EOS=1. Example k of a split goes
@@ -67,23 +70,23 @@ import json
 import os
 import re
 import time
-from typing import Callable, Dict, List, Optional, Union
+from typing import Callable, Dict, Iterable, List, Optional, Union
 
 from t2t_lite import registry
 from t2t_lite.data.corpora import corpora_summary, count_pairs, write_train_split
-from t2t_lite.data.encoding import make_encoder
+from t2t_lite.data.encoding import checked_pairs, make_encoder
 from t2t_lite.data.integrity import (check_shards, count_records, damaged_shards,
                                      shard_records)
 from t2t_lite.data.layout import (EOS_ID, LAYOUT_VERSION, PAD_ID, SHUFFLED_LAYOUT, SPLITS,
                                    metadata_path, shard_name)
-from t2t_lite.data.problem import Problem
+from t2t_lite.data.problem import Pair, Problem
 from t2t_lite.data.progress import Clock, keep_alive
 from t2t_lite.data.raw_files import RawFiles, changed_file, record_if_missing, split_changed
 from t2t_lite.data.subword_sampling import SubwordSampling
 from t2t_lite.data.split_writer import (  # EMPTY_SIDE: datagen.EMPTY_SIDE for callers
     EMPTY_SIDE, STATE_PREFIX, TMP_PREFIX, remove_state, state_prefix, write_atomically,
     write_split)
-from t2t_lite.data.vocab_files import build_vocab_and_counts, data_vocab_path
+from t2t_lite.data.vocab_files import VocabLoader, build_vocab_and_counts, data_vocab_path
 from t2t_lite.data.vocab import SubwordVocab, vocab_path
 from t2t_lite.errors import T2TError
 
@@ -127,7 +130,7 @@ def own_temporary(problem_name: str) -> "re.Pattern":
            # t2t vocabularies are "P-dev.<more>".
            rf"{name}-{split}\.(?!(?:subwords|bytes|tokens)$)[^.]+",
            rf"{name}\.datagen\.json", rf"{name}\.sp\d+\.(?:model|vocab)",
-           rf"{name}\.(?:subwords|bytes|tokens)",
+           rf"{name}\.(?:subwords|bytes|tokens|marian_vocab\.json)",
            rf"{re.escape(STATE_PREFIX)}{name}-{split}\.(?:json|chunk-\d+)"]
     return re.compile(re.escape(TMP_PREFIX) + "(?:" + "|".join(own) + ")")
 
@@ -178,7 +181,8 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
                   log: Callable[[str], None] = print,
                   vocab_model: Optional[str] = None, *, threads: Optional[int] = None,
                   clock: Clock = time.monotonic,
-                  subword_sampling: Optional[SubwordSampling] = None) -> Dict:
+                  subword_sampling: Optional[SubwordSampling] = None,
+                  load_vocab: Optional[VocabLoader] = None) -> Dict:
     """Builds the vocabulary and the train/dev/test shards of `problem` in `data_dir`.
 
     Args:
@@ -197,6 +201,8 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
         test are unchanged. A train split written with other settings is written
         again. None (t2t-trainer --generate_data): the setting recorded in
         `data_dir`, if any, else none.
+      load_vocab: loads an imported Marian model's vocabulary file (`vocab_model`, or
+        the copy in `data_dir`): `t2t_lite.model_dir.load_vocab_file`.
 
     Returns:
       The metadata written to `{problem}.datagen.json`.
@@ -208,13 +214,14 @@ def generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional
     """
     with keep_alive(log) as log:  # no silence longer than 10 s, whatever the step
         return _generate_data(problem, data_dir, tmp_dir, log, vocab_model, threads, clock,
-                              subword_sampling)
+                              subword_sampling, load_vocab)
 
 
 def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optional[str],
                    log: Callable[[str], None], vocab_model: Optional[str],
                    threads: Optional[int], clock: Clock,
-                   sampling: Optional[SubwordSampling]) -> Dict:
+                   sampling: Optional[SubwordSampling],
+                   load_vocab: Optional[VocabLoader]) -> Dict:
     """`generate_data`'s work, logging through `keep_alive`'s log."""
     if isinstance(problem, str):
         problem = registry.problem(problem)
@@ -239,7 +246,7 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
         log(f"  vocabulary: {changed} changed since {os.path.basename(learned)} was learned "
             "from it; learning it again")
     vocab, counts = build_vocab_and_counts(problem, data_dir, corpora, log, vocab_model, clock,
-                                           relearn=bool(changed))
+                                           relearn=bool(changed), load_vocab=load_vocab)
     vocab_file = data_vocab_path(data_dir, problem, vocab_model)
     if not learned:
         meta.pop("vocab_raw_files", None)
@@ -259,7 +266,10 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
     encode = make_encoder(vocab, threads)
     if sampling.enabled and not isinstance(vocab, SubwordVocab):
         raise T2TError("Subword sampling (--subword_samples) needs a SentencePiece "
-                       "vocabulary; this problem's is a tensor2tensor vocabulary file.")
+                       f"vocabulary; this problem's is {os.path.basename(vocab_file)} (a "
+                       f"{_kind(vocab_file)}).")
+    corpora = [(name, _checked(vocab, read, f"{problem.name}, train split, corpus {name}"))
+               for name, read in corpora]
     for split in SPLITS:
         num_shards = problem.num_shards(split)
         if split == "train":  # at least one per corpus
@@ -293,7 +303,8 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
                                       total_pairs=total)
         else:
             stats = write_split(
-                lambda split=split: problem.raw_pairs(split, tmp_dir), encode, paths, prefix,
+                _checked(vocab, lambda split=split: problem.raw_pairs(split, tmp_dir),
+                         f"{problem.name}, {split} split"), encode, paths, prefix,
                 key, shuffle_seed=None, drop_empty=False, log=log, label=f"  {split}",
                 total_pairs=total, clock=clock)
         if wanted:
@@ -306,6 +317,19 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
         log(_split_line(split, stats, reused=False) + f" [{time.time() - start:.1f} s]")
     _write_metadata(data_dir, meta)
     return meta
+
+
+def _kind(vocab_file: str) -> str:
+    """What kind of vocabulary file `vocab_file` is, for a message."""
+    if vocab_file.endswith(".json"):
+        return "vocabulary of a Hugging Face Marian model imported with t2t-import"
+    return "tensor2tensor vocabulary file"
+
+
+def _checked(vocab, read: Callable[[], Iterable[Pair]],
+             where: str) -> Callable[[], Iterable[Pair]]:
+    """`read`, its pairs' sources checked by `vocab` (`encoding.checked_pairs`)."""
+    return lambda: checked_pairs(vocab, read(), where)
 
 
 def _learned_vocab(problem: Problem, data_dir: str, vocab_model: Optional[str]) -> str:

@@ -8,6 +8,9 @@ vocabulary, the model's padding masks and the problems import them from here.
   - Splits: "train", "dev", "test".
   - Shards: `{problem}-{split}-{index:05d}-of-{total:05d}`, e.g.
     `translate_ende-train-00003-of-00100`, TFRecord files in the data dir.
+  - A vocabulary imported from Hugging Face Marian: a file named
+    `MARIAN_VOCAB_FILE` (in a model directory) or ending with it (a data
+    directory's copy, `{problem}.marian_vocab.json`); `t2t_lite.marian.vocab_file`.
   - Metadata: `{problem}.datagen.json` beside the shards (`metadata_path`);
     a data directory's problems are those with one (`problems_with_data`).
   - Layout version (`LAYOUT_VERSION`, "layout_version" in the datagen
@@ -33,6 +36,8 @@ EOS_ID = 1
 UNK_ID = 2
 
 SPLITS = ("train", "dev", "test")
+
+MARIAN_VOCAB_FILE = "marian_vocab.json"
 
 LAYOUT_VERSION = 3
 SHUFFLED_LAYOUT = 2  # the first layout whose train shards are shuffled

@@ -135,6 +135,15 @@ def joined_pieces(ids: Union[tf.Tensor, tf.RaggedTensor], strings,
     return tf.strings.reduce_join(kept.with_flat_values(texts), axis=1)     # [N]
 
 
+def encode_sources(vocab, text: tf.Tensor) -> tf.RaggedTensor:
+    """Source lines of training data (t2t-datagen), with any vocabulary: `vocab.
+    encode_sources` where the vocabulary's source side differs from its target side (an
+    imported Marian model's), else `encode`, as the targets. tf.string [N] -> int32
+    ragged [N, (S)]."""
+    own = getattr(vocab, "encode_sources", None)
+    return own(text) if own is not None else vocab.encode(text)
+
+
 def encode_targets(vocab, text: tf.Tensor) -> tf.RaggedTensor:
     """Target lines a program scores or pictures (not training data), with any vocabulary:
     `vocab.encode_targets` where the vocabulary's target side differs from its source

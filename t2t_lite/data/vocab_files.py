@@ -5,7 +5,9 @@ it when absent: a SentencePiece model learned from (a seeded reservoir sample
 of at most `problem.vocab_sample_pairs`) train pairs, `{problem}.sp{size}.model`
 with its readable `.vocab` table, or a copy of a trained model's vocabulary
 (`vocab_model`: SentencePiece, or tensor2tensor's `*.subwords`, kept as
-`t2t_vocab_path`); for a t2t compat problem whose vocab_type is CHARACTER
+`t2t_vocab_path`, or an imported Marian model's `marian_vocab.json`, kept
+as `marian_vocab_path` and loaded by the caller's `load_vocab`, since
+`t2t_lite.marian` builds on this package); for a t2t compat problem whose vocab_type is CHARACTER
 or TOKEN, t2t's ByteTextEncoder / TokenTextEncoder, kept as `{problem}.bytes` /
 `{problem}.tokens` (`t2t_text_encoders`: nothing to learn). Files are written
 atomically (`split_writer.write_atomically`), the model last, so its presence
@@ -15,9 +17,10 @@ means the vocabulary is complete.
 import os
 import random
 import time
-from typing import Callable, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Iterable, List, Optional, Tuple
 
 from t2t_lite.data import t2t_text_encoders
+from t2t_lite.data.layout import MARIAN_VOCAB_FILE
 from t2t_lite.data.problem import Corpus, Pair, Problem
 from t2t_lite.data.progress import Clock, Progress, heartbeat
 from t2t_lite.data.split_writer import write_atomically
@@ -27,6 +30,9 @@ from t2t_lite.errors import T2TError
 
 _SAMPLE_SEED = 1234
 T2T_SUFFIX = ".subwords"
+# A vocabulary file path -> the vocabulary (`t2t_lite.model_dir.load_vocab_file`): what
+# loads the kinds this package cannot build itself (an imported Marian model's).
+VocabLoader = Callable[[str], Any]
 
 
 def _sample_pairs(corpora: List[Corpus], max_pairs: int,
@@ -58,33 +64,44 @@ def _sample_pairs(corpora: List[Corpus], max_pairs: int,
 
 def build_vocab(problem: Problem, data_dir: str, tmp_dir: Optional[str],
                 log: Callable[[str], None] = print,
-                vocab_model: Optional[str] = None) -> SubwordVocab:
+                vocab_model: Optional[str] = None,
+                load_vocab: Optional[VocabLoader] = None) -> SubwordVocab:
     """Loads `problem`'s vocabulary from `data_dir`, learning and writing it first if absent.
 
     Args:
       vocab_model: a model's vocabulary file (e.g. a trained model's, for
         fine-tuning it on this problem) to use instead of learning one: a
-        SentencePiece model, or a tensor2tensor `*.subwords` file (a model
-        imported with t2t-import), written as `t2t_vocab_path`.
+        SentencePiece model, a tensor2tensor `*.subwords` file (a model
+        imported with t2t-import), written as `t2t_vocab_path`, or an imported
+        Marian model's `marian_vocab.json`, written as `marian_vocab_path`.
+      load_vocab: loads a Marian vocabulary file (`VocabLoader`); needed only
+        for one.
 
     Raises:
       T2TError: `data_dir` already holds another vocabulary than `vocab_model`.
     """
     return build_vocab_and_counts(problem, data_dir, problem.train_corpora(tmp_dir), log,
-                                  vocab_model)[0]
+                                  vocab_model, load_vocab=load_vocab)[0]
 
 
 def build_vocab_and_counts(problem: Problem, data_dir: str, corpora: List[Corpus],
                  log: Callable[[str], None], vocab_model: Optional[str],
                  clock: Clock = time.monotonic,
-                 relearn: bool = False) -> Tuple[SubwordVocab, Optional[List[int]]]:
+                 relearn: bool = False,
+                 load_vocab: Optional[VocabLoader] = None
+                 ) -> Tuple[SubwordVocab, Optional[List[int]]]:
     """`build_vocab` from the train `corpora`, also returning the number of
     train pairs of each when it read them (t2t-datagen's progress lines use them).
     `relearn`: learn the SentencePiece vocabulary again even when it exists (its
     train files changed), replacing it."""
     path = data_vocab_path(data_dir, problem, vocab_model)
     if vocab_model:
-        return _copy_vocab(vocab_model, path, log), None
+        return _copy_vocab(vocab_model, path, log, load_vocab), None
+    if is_marian_vocab(path):  # copied by an earlier run with a Marian vocab_model
+        vocab = _load_marian(path, load_vocab)
+        log(f"  vocabulary: reusing {os.path.basename(path)} (an imported Marian model's: "
+            f"{vocab.source_vocab_size} source and {vocab.vocab_size} target ids)")
+        return vocab, None
     if t2t_text_encoders.is_text_encoder_file(path):  # t2t's CHARACTER or TOKEN: no learning
         vocab, data = t2t_text_encoders.build(problem, data_dir, path)
         if _file_bytes(path) != data:  # a changed token file or oov_token: written again
@@ -135,17 +152,36 @@ def t2t_vocab_path(data_dir: str, problem: Problem) -> str:
     return os.path.join(data_dir, problem.name + T2T_SUFFIX)
 
 
+def marian_vocab_path(data_dir: str, problem: Problem) -> str:
+    """Where an imported Marian model's vocabulary is kept in `data_dir`
+    (`{problem}.marian_vocab.json`: its name ends as the model directory's does)."""
+    return os.path.join(data_dir, f"{problem.name}.{MARIAN_VOCAB_FILE}")
+
+
+def is_marian_vocab(path: str) -> bool:
+    """Whether `path` names an imported Marian model's vocabulary (by its name, as
+    `t2t_lite.marian.vocab_file.is_vocab_file`)."""
+    return os.path.basename(path).endswith(MARIAN_VOCAB_FILE)
+
+
 def data_vocab_path(data_dir: str, problem: Problem, vocab_model: Optional[str] = None) -> str:
-    """The vocabulary file of `problem`'s data in `data_dir`: a t2t subwords file when
-    `vocab_model` is one or an earlier run copied one, t2t's byte or token vocabulary
-    for a CHARACTER or TOKEN problem, else the SentencePiece model."""
+    """The vocabulary file of `problem`'s data in `data_dir`: a t2t subwords file (a
+    Marian vocabulary) when `vocab_model` is one or an earlier run copied one, t2t's
+    byte or token vocabulary for a CHARACTER or TOKEN problem, else the SentencePiece
+    model."""
     t2t_path = t2t_vocab_path(data_dir, problem)
+    marian_path = marian_vocab_path(data_dir, problem)
     if vocab_model:
+        if is_marian_vocab(vocab_model):
+            return marian_path
         return t2t_path if vocab_model.endswith(T2T_SUFFIX) else vocab_path(data_dir, problem)
     text_encoder_path = t2t_text_encoders.data_file(data_dir, problem)
     if text_encoder_path:
         return text_encoder_path
-    return t2t_path if os.path.isfile(t2t_path) else vocab_path(data_dir, problem)
+    for copied in (t2t_path, marian_path):
+        if os.path.isfile(copied):
+            return copied
+    return vocab_path(data_dir, problem)
 
 
 def _file_bytes(path: str) -> Optional[bytes]:
@@ -163,14 +199,26 @@ def _write_vocab(vocab: SubwordVocab, path: str) -> None:
     write_atomically(path, vocab.model_proto)  # last: its presence means it is complete
 
 
-def _copy_vocab(source: str, path: str, log: Callable[[str], None]) -> SubwordVocab:
-    """The vocabulary of the model file `source` (SentencePiece, or t2t's subwords),
-    written as `path`."""
+def _load_marian(path: str, load_vocab: Optional[VocabLoader]):
+    """The Marian vocabulary file `path`, loaded by `load_vocab`."""
+    if load_vocab is None:
+        raise T2TError(f"{path} is an imported Marian model's vocabulary: reading it needs "
+                       "t2t-datagen (or t2t_lite.model_dir.load_vocab_file as load_vocab).")
+    return load_vocab(path)
+
+
+def _copy_vocab(source: str, path: str, log: Callable[[str], None],
+                load_vocab: Optional[VocabLoader] = None) -> SubwordVocab:
+    """The vocabulary of the model file `source` (SentencePiece, t2t's subwords or an
+    imported Marian model's, loaded by `load_vocab`), written as `path` (the same bytes)."""
     try:
         with open(source, "rb") as f:
             proto = f.read()
-        vocab = (T2TSubwordVocab(proto, source=source) if source.endswith(T2T_SUFFIX)
-                 else SubwordVocab(proto))
+        if is_marian_vocab(source):
+            vocab = _load_marian(source, load_vocab)
+        else:
+            vocab = (T2TSubwordVocab(proto, source=source) if source.endswith(T2T_SUFFIX)
+                     else SubwordVocab(proto))
     except OSError as e:
         raise T2TError(f"Cannot read the vocabulary {source}: {e.strerror}.") from None
     except T2TError:
@@ -188,7 +236,7 @@ def _copy_vocab(source: str, path: str, log: Callable[[str], None]) -> SubwordVo
         log(f"  vocabulary: reusing {os.path.basename(path)} ({vocab.vocab_size} pieces, "
             f"the same as {source})")
         return vocab
-    if path.endswith(T2T_SUFFIX):
+    if path.endswith(T2T_SUFFIX) or is_marian_vocab(path):
         write_atomically(path, proto)
     else:
         _write_vocab(vocab, path)

@@ -34,10 +34,12 @@ import sentencepiece as spm
 from sentencepiece import sentencepiece_model_pb2 as sp_model_pb2
 
 from t2t_lite import atomic
+from t2t_lite.data.layout import MARIAN_VOCAB_FILE
 from t2t_lite.errors import T2TError
 from t2t_lite.marian.ids import renumbered_pieces, renumbering
 
-VOCAB_FILE = "marian_vocab.json"  # its name in a model directory (`load_vocab_file` looks for it)
+VOCAB_FILE = MARIAN_VOCAB_FILE  # its name in a model directory; a data directory's copy
+                                # ends with it (`load_vocab_file` looks for either)
 FORMAT = "t2t-lite Marian vocabulary"
 VERSION = 1
 # MarianTokenizer's defaults; tokenizer_config.json may name others.

@@ -251,6 +251,11 @@ class MarianVocab(tf.Module):
         """
         return self._encode(self._target, text)
 
+    def encode_sources(self, text: tf.Tensor) -> tf.RaggedTensor:
+        """Source lines of training data (t2t-datagen, `t2t_lite.data.vocab.encode_sources`):
+        `encode_inputs`, the source side; datagen checks them first (`check_inputs`)."""
+        return self.encode_inputs(text)
+
     def encode_targets(self, text: tf.Tensor) -> tf.RaggedTensor:
         """Target lines a program scores or pictures: `encode` (`t2t_lite.data.vocab.
         encode_targets`), never refused for a missing language token."""
@@ -287,7 +292,8 @@ class MarianVocab(tf.Module):
         shown = line if len(line) <= 60 else line[:57] + "..."
         return f"{self.refusal} Refused{where}: {shown!r}."
 
-    def check_inputs(self, texts: Sequence[str], first_line: int = 1) -> None:
+    def check_inputs(self, texts: Sequence[str], first_line: int = 1,
+                     unit: str = "line") -> None:
         """Refuses source lines a multilingual model cannot translate (no language token
         of its own at the start); blank lines pass. Nothing to check for a model of one
         target language.
@@ -295,6 +301,7 @@ class MarianVocab(tf.Module):
         Args:
           texts: the input lines.
           first_line: the line number of `texts[0]`, for the message.
+          unit: what the number counts ("line"; datagen: "pair").
         Raises:
           T2TError: one line naming the model's language tokens and the first refused line.
         """
@@ -304,7 +311,7 @@ class MarianVocab(tf.Module):
         refused = np.flatnonzero(~accepted)
         if refused.size:
             i = int(refused[0])
-            raise T2TError(self._refusal_of(texts[i], f" line {first_line + i}"))
+            raise T2TError(self._refusal_of(texts[i], f" {unit} {first_line + i}"))
 
     # --- In-graph decoding ---
 

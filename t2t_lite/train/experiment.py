@@ -130,7 +130,8 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
             if warm_start:  # a resumed fine-tuning run has its own copy of the source's
                 vocab_model = source if load_warm_start else run
             datagen.generate_data(problem, data_dir, tmp_dir, vocab_model=(
-                vocab_model.vocab_path if vocab_model else None))
+                vocab_model.vocab_path if vocab_model else None),
+                load_vocab=model_dir.load_vocab_file)
         elif not datagen.read_metadata(data_dir, problem.name).get("splits", {}).get("train"):
             raise T2TError(f"No training data for {problem.name} in {data_dir}; run "
                            "t2t-datagen first or pass --generate_data (and --tmp_dir).")
@@ -148,6 +149,10 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
                           definition=(problem.definition
                                       if isinstance(problem, FilesProblem) else None),
                           hparams_set=hparams_set)
+        defaults = (warm_start_lib.decode_defaults(source) if load_warm_start
+                    else run.decode_defaults if run is not None else None)
+        if defaults is not None:  # dev BLEU decodes as the model will (greedily)
+            problem.search_defaults = dict(defaults)
         trainer = make_trainer(hparams, problem.name, data_dir, output_dir, vocab.vocab_size,
                                options, strategy, problem, vocab, train_mix=mix)
         if load_warm_start:

@@ -16,19 +16,24 @@ read and M's hparams). Once N has a checkpoint of its own, running the same
 command again resumes N from N alone: M is not read again (it may have been
 moved or deleted), and M's hparams come from that record. M is named by its
 real path, so a symbolic link to M is M.
+
+A model imported from Hugging Face Marian decodes by default with its
+generation settings (transformers' beam rule, `forbid_pad`, ...): N keeps them
+as its decoding defaults over its problem's (`decode_defaults.json`,
+`decode_defaults`), and so does a model fine-tuned from N.
 """
 
 import dataclasses
 import json
 import os
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 import tensorflow as tf
 
 from t2t_lite import atomic, averaging, checkpoints
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
-from t2t_lite.model_dir import WARM_START_FILE, ModelDir, same_vocab
+from t2t_lite.model_dir import DECODE_FILE, WARM_START_FILE, ModelDir, same_vocab
 
 # What fixes the weights' shapes, or what they mean: (the field a user sets,
 # the HParams attribute that resolves its 0 default). A fine-tuned model keeps M's.
@@ -93,6 +98,16 @@ def check_vocab(source: ModelDir, vocab_file: str) -> None:
             f"({os.path.basename(vocab_file)}) is not the model's; encode the data with "
             f"the model's: t2t-datagen --vocab_from={source.path} "
             "--data_dir=<a new directory>.")
+
+
+def decode_defaults(source: ModelDir) -> Optional[Dict[str, Any]]:
+    """The decoding defaults (`SearchParams` fields) a model fine-tuned from `source`
+    keeps: an imported Marian model's generation settings as t2t-import translated
+    them, or the ones `source` kept itself; None for any other model (the fine-tuned
+    model decodes with its problem's defaults)."""
+    if source.marian_record is not None:
+        return dict(source.marian_record["decode_hparams"])
+    return dict(source.decode_defaults) if source.decode_defaults is not None else None
 
 
 def same_model(a: str, b: str) -> bool:
@@ -160,7 +175,7 @@ def prepare(output_dir: str, run: Optional[ModelDir], warm_start) -> bool:
 def load(model, output_dir: str, warm_start: WarmStart, source_dir: ModelDir) -> List[str]:
     """Sets `model`'s weights from `warm_start` (whose directory `source_dir` is,
     opened) and records it in `output_dir` (with the source's hparams, which
-    resuming reads instead of the source's).
+    resuming reads instead of the source's, and its `decode_defaults`, if any).
 
     Returns:
       The checkpoint prefixes read (averaged if several).
@@ -171,4 +186,8 @@ def load(model, output_dir: str, warm_start: WarmStart, source_dir: ModelDir) ->
         {"model_dir": source, "checkpoints": paths,
          "step": checkpoints.checkpoint_step(paths[-1]),
          "hparams": source_dir.hparams.to_dict()}, indent=2))
+    defaults = decode_defaults(source_dir)
+    if defaults is not None:
+        atomic.write_text(os.path.join(output_dir, DECODE_FILE), json.dumps(
+            {"decode_hparams": defaults, "from": source}, indent=2))
     return paths

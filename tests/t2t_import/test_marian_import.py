@@ -102,24 +102,6 @@ def test_t2t_flags_with_marian_dir_are_a_usage_error(capfd, tmp_path):
     assert "--t2t_data_dir belong to a tensor2tensor import" in capfd.readouterr().err
 
 
-def test_fine_tuning_data_with_its_vocabulary_is_refused_in_one_line(capfd, imported, tmp_path):
-    """Datagen encodes both sides with one `encode`; an imported Marian model's sources need
-    its source side, so --vocab_from refuses it rather than writing wrongly encoded data."""
-    from t2t_lite.bin import t2t_datagen
-    (tmp_path / "train.en").write_text("one\n")
-    (tmp_path / "train.de").write_text("eins\n")
-    code, _, err = run(capfd, t2t_datagen, f"--data_dir={tmp_path / 'data'}", "--source_lang=en",
-                       "--target_lang=de",
-                       f"--train_files={tmp_path / 'train.en'},{tmp_path / 'train.de'}",
-                       f"--vocab_from={imported('shared_swish')}")
-    assert code == 1
-    assert err.strip().splitlines() == [
-        f"t2t-datagen: error: {imported('shared_swish')} holds an imported Marian model: "
-        "encoding data with its vocabulary (t2t-datagen --vocab_from) is not supported yet; "
-        "it decodes, scores, exports and serves, but cannot be fine-tuned."]
-    assert not (tmp_path / "data").exists()
-
-
 @pytest.mark.parametrize("name", ["shared_swish", "separate_relu", "multilingual_gelu"])
 def test_scores_of_pairs_are_transformers_log_probabilities(capfd, imported, tmp_path, name):
     """t2t-decoder --score_file: the sum of transformers' teacher-forced log-probabilities
