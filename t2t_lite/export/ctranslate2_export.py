@@ -189,9 +189,9 @@ def export_ctranslate2(model_dir: model_dir_lib.ModelDir, export_dir: str,
       T2TError: ctranslate2 not installed, unknown quantization, a model or
         problem CTranslate2 cannot represent, and `export`'s errors.
     """
-    check_model_dir(model_dir)
     ctranslate2 = require_ctranslate2()
-    check_quantization(quantization)
+    check_quantization(quantization)  # the package and the flags first, then the model
+    check_model_dir(model_dir)
     source = load_source(model_dir, decode_params, checkpoint_path, checkpoint_average)
     if isinstance(source.vocab, (T2TByteVocab, T2TTokenVocab)):  # no CTranslate2 tokenizer
         raise T2TError(f"{model_dir.path}: a model of t2t's {source.vocab.t2t_encoder} "
