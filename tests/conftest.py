@@ -10,7 +10,8 @@ The suite runs on one pytest-xdist worker per CPU core (pytest.ini's `-n auto`;
 `-n 0` runs it in one process, e.g. for `--pdb`). `worker_groups.py` keeps
 each module on one worker, and the modules that use the trained numbers model
 on the same one, so each session fixture is built at most once per worker and
-that model once per run.
+that model once per run. Each worker runs TensorFlow's ops on its share of the cores
+(`worker_groups.threads_per_op`: one thread per op for 2 workers on 2 cores).
 
 Nothing skips silently in CI: where the CI variable is set, or T2T_LITE_NO_SKIPS=1
 (`.ci/run` sets it), any skipped test fails the run (`pytest_sessionfinish` below).
@@ -29,8 +30,9 @@ import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from paths import SHARED_DATA, T2T_REFERENCE  # noqa: E402
+from t2t_lite.threads import usable_cores, use_intra_op_threads  # noqa: E402
 from worker_groups import (check_shared_model_modules, make_scheduler,  # noqa: E402
-                           shared_model_modules_first)
+                           shared_model_modules_first, threads_per_op, xdist_workers)
 
 # Two logical CPU devices, so MirroredStrategy tests run in this process
 # instead of a fresh interpreter each. It must happen before TensorFlow
@@ -40,6 +42,12 @@ from worker_groups import (check_shared_model_modules, make_scheduler,  # noqa: 
 tf.config.set_logical_device_configuration(
     tf.config.list_physical_devices("CPU")[0],
     [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()])
+
+# Each xdist worker takes its share of the cores for TensorFlow's threads per op
+# (worker_groups.threads_per_op), also before TensorFlow starts.
+THREADS_PER_OP = threads_per_op(usable_cores(), xdist_workers())
+if THREADS_PER_OP is not None:
+    use_intra_op_threads(THREADS_PER_OP)
 
 NUMBERS = "translate_ende_numbers"
 

@@ -3,9 +3,11 @@
 import types
 
 import pytest
+import tensorflow as tf
 
+from t2t_lite.threads import usable_cores
 from worker_groups import (SHARED_MODEL_UNIT, check_shared_model_modules,
-                           shared_model_modules_first, work_unit)
+                           shared_model_modules_first, threads_per_op, work_unit, xdist_workers)
 
 
 def fake_item(nodeid, *fixtures):
@@ -37,3 +39,17 @@ def test_the_shared_models_modules_go_first_in_their_order():
     assert [item.nodeid for item in items] == [
         "tests/export/test_export.py::t", "tests/decode/test_decoder.py::t",
         "tests/a/test_1.py::t", "tests/a/test_2.py::t"]
+
+
+def test_workers_share_the_cores_for_threads_per_op():
+    assert [threads_per_op(2, workers) for workers in (1, 2, 3)] == [None, 1, 1]
+    assert [threads_per_op(8, workers) for workers in (2, 3, 8)] == [4, 2, 1]
+
+
+def test_each_worker_runs_tensorflow_with_its_share_of_the_cores():
+    """Under several workers (pytest.ini's -n auto, as CI runs) this worker's ops run
+    on its share; one process (-n 0) keeps TensorFlow's default."""
+    threads = threads_per_op(usable_cores(), xdist_workers())
+    assert (threads is None) == (xdist_workers() == 1)
+    if threads is not None:
+        assert tf.config.threading.get_intra_op_parallelism_threads() == threads

@@ -13,7 +13,8 @@ worker). xdist's own `--dist loadgroup` marks cannot do this here: they rename
 test ids through an attribute that pytest 9 no longer reads.
 """
 
-from typing import List
+import os
+from typing import List, Optional
 
 import pytest
 
@@ -59,6 +60,24 @@ def shared_model_modules_first(items: List) -> None:
     """Puts the shared model's modules first (stable otherwise): with pytest.ini's
     --no-loadscope-reorder, units go out in collection order."""
     items.sort(key=lambda item: module_of(item.nodeid) not in SHARED_MODEL_MODULES)
+
+
+def threads_per_op(cores: int, workers: int) -> Optional[int]:
+    """TensorFlow's intra-op threads for each of `workers` worker processes sharing
+    `cores`; None (TensorFlow's default: one per core) for a single process.
+
+    Each worker's default would be one thread per core: two workers on two
+    cores would then run four threads on two cores, hand each small op over
+    between threads and spin waiting for it (2 workers on 2 cores: 1 thread).
+    """
+    if workers <= 1:
+        return None
+    return max(1, cores // workers)
+
+
+def xdist_workers() -> int:
+    """How many xdist workers this run has (1 under `-n 0`)."""
+    return int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 
 
 def make_scheduler(config, log):
