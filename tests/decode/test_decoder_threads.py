@@ -18,7 +18,7 @@ DECODE_ON_16_CORES = textwrap.dedent("""
     from t2t_lite.bin import t2t_decoder
     assert t2t_decoder.main(sys.argv[1:]) == 0
     import tensorflow as tf
-    print("threads", tf.config.threading.get_intra_op_parallelism_threads())
+    print("threads", tf.config.threading.get_intra_op_parallelism_threads(), flush=True)
 """)
 
 
@@ -36,7 +36,9 @@ def test_threads_per_op_follow_the_batches_the_input_makes(tmp_path):
     threads = {}
     for name, proc in runs.items():
         out, err = proc.communicate(timeout=300)
-        assert proc.returncode == 0, f"{name}: exit {proc.returncode}\n{err[-3000:]}"
+        # stdout too: whether the decoder finished ("threads N") before a crash.
+        assert proc.returncode == 0, (f"{name}: exit {proc.returncode}\nstdout: {out[-500:]}"
+                                      f"\nstderr: {err[-3000:]}")
         threads[name] = out.split()[-1]
         assert len((tmp_path / name).read_text().splitlines()) == 22
     # 20 lines in one batch: all 16 cores for each op; in 10 batches run at once,
