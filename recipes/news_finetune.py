@@ -70,11 +70,12 @@ def news_tmp_dir(shared: str, work_dir: str) -> str:
     return tmp
 
 
-def decode(model_dir: str, test: str, args, log_path: str) -> float:
-    source, reference = (os.path.join(args.shared_data, p) for p in TEST_SETS[test])
-    out = os.path.join(args.work_dir, f"{os.path.basename(model_dir)}.{test}.de")
+def decoder_bleu(model_dir: str, source: str, reference: str, out: str, decode_hparams: str,
+                 log_path: str) -> float:
+    """sacreBLEU of t2t-decoder's translation of `source` (written to `out`) with
+    `--decode_hparams=decode_hparams`."""
     stderr = run_command(["t2t-decoder", f"--output_dir={model_dir}",
-                          f"--decode_hparams=beam_size={args.beam_size},alpha=0.6",
+                          f"--decode_hparams={decode_hparams}",
                           f"--decode_from_file={source}", f"--decode_to_file={out}",
                           f"--decode_reference={reference}"], log_path)
     match = re.search(r"^BLEU = ([0-9.]+)", stderr, re.M)
@@ -83,9 +84,17 @@ def decode(model_dir: str, test: str, args, log_path: str) -> float:
     return float(match.group(1))
 
 
-def dev_losses(model_dir: str, data_dir: str) -> Dict[str, Dict[str, float]]:
-    """Per-token dev loss of the model's last checkpoint on each domain's dev set:
-    {domain: {"nll": cross-entropy per target subword (nats), "loss": label-smoothed
+def decode(model_dir: str, test: str, args, log_path: str) -> float:
+    source, reference = (os.path.join(args.shared_data, p) for p in TEST_SETS[test])
+    out = os.path.join(args.work_dir, f"{os.path.basename(model_dir)}.{test}.de")
+    return decoder_bleu(model_dir, source, reference, out,
+                        f"beam_size={args.beam_size},alpha=0.6", log_path)
+
+
+def dev_losses(model_dir: str, data_dir: str,
+               dev_sets: Dict[str, str] = DEV_SETS) -> Dict[str, Dict[str, float]]:
+    """Per-token dev loss of the model's last checkpoint on each domain's dev set
+    (`dev_sets`: domain -> problem, all in `data_dir`): {domain: {"nll": cross-entropy per target subword (nats), "loss": label-smoothed
     as in training, "accuracy"}}, from the trainer's own evaluation."""
     from t2t_lite.data.pipeline import make_dataset
     from t2t_lite.model_dir import ModelDir
@@ -94,7 +103,7 @@ def dev_losses(model_dir: str, data_dir: str) -> Dict[str, Dict[str, float]]:
     model, _ = directory.load_model()
     hp = directory.hparams
     out = {}
-    for domain, problem in DEV_SETS.items():
+    for domain, problem in dev_sets.items():
         dev = functools.partial(make_dataset, data_dir, problem, "dev", hp.batch_size,
                                 hp.max_length, training=False)
         metrics = Evaluator(model, hp, dev)()
