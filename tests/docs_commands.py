@@ -28,7 +28,8 @@ ELLIPSIS = "..."
 _FENCE = re.compile(r"^(\s*)(```+|~~~+)(.*)$")
 _LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 _RECIPES = {"recipes/multi30k_ende.py": "multi30k_ende", "recipes/news_finetune.py":
-            "news_finetune", "recipes/plot_curves.py": "plot_curves"}
+            "news_finetune", "recipes/plot_curves.py": "plot_curves",
+            "recipes/marian_finetune.py": "marian_finetune"}
 
 
 @dataclasses.dataclass
