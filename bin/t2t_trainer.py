@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     problem = problem_flags.resolve_problem(args)
     warm_start = None
     if args.warm_start_from:
-        from t2t_lite.model_dir import existing_run
+        from t2t_lite.model_dir_writer import existing_run
         from t2t_lite.train.warm_start import WarmStart, base_hparams
         warm_start = WarmStart(args.warm_start_from, args.warm_start_checkpoint_average)
         base = (registry.hparams(args.hparams_set) if args.hparams_set

@@ -1,6 +1,6 @@
 """An average of checkpoints as a model directory of its own (t2t-avg-checkpoints).
 
-`write_average` fills a weights-only model directory (`model_dir.write_weights`)
+`write_average` fills a weights-only model directory (`model_dir_writer.write_weights`)
 with the mean of a model directory's checkpoints and average.json (where they
 came from), under a hidden temporary name renamed into place when complete
 (`atomic.write_dir`): readers never see an average half-written.
@@ -12,7 +12,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from t2t_lite import atomic, averaging, checkpoints
 from t2t_lite.errors import T2TError
-from t2t_lite.model_dir import ModelDir, write_weights
+from t2t_lite.model_dir import ModelDir
+from t2t_lite.model_dir_writer import write_weights
 
 AVERAGE_FILE = "average.json"  # in a directory written by t2t-avg-checkpoints
 

@@ -2,7 +2,7 @@
 
 The paper averaged the last 5 checkpoints (base) or 20 (big), written at
 10-minute intervals. Only model weights are averaged; optimizer slots and the
-data position are not part of the average. `t2t_lite.model_dir` writes an
+data position are not part of the average. `t2t_lite.model_dir_writer` writes an
 averaged model directory; the decoder and the exporter average on the fly.
 """
 

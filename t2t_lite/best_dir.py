@@ -1,6 +1,6 @@
 """`best/` in a training run's model directory: the weights of the best dev BLEU so far.
 
-`best/` is a weights-only model directory (`model_dir.write_weights`) with
+`best/` is a weights-only model directory (`model_dir_writer.write_weights`) with
 best.json ({"bleu", "step"}) beside the weights. The trainer replaces it whole
 (`atomic.write_dir`) each time the dev BLEU improves; readers read the previous
 copy while it is replaced, or after a kill cut a replacement short, until the
@@ -12,7 +12,8 @@ import os
 from typing import Any, Dict, Optional
 
 from t2t_lite import atomic
-from t2t_lite.model_dir import ModelDir, write_weights
+from t2t_lite.model_dir import ModelDir
+from t2t_lite.model_dir_writer import write_weights
 
 BEST_DIR, BEST_FILE = "best", "best.json"  # the trainer's best dev BLEU so far
 

@@ -22,7 +22,7 @@ import re
 import shlex
 from typing import Iterator, List, Optional
 
-from paths import REPO_ROOT
+from paths import REPO_ROOT, recipe_module
 
 ELLIPSIS = "..."
 _FENCE = re.compile(r"^(\s*)(```+|~~~+)(.*)$")
@@ -139,11 +139,7 @@ def _split_chain(tokens: List[str]) -> Iterator[List[str]]:
 def program_module(program: str):
     """The module whose `parse_args(argv)` a command of `program` runs."""
     if program in _RECIPES:
-        spec = importlib.util.spec_from_file_location(
-            _RECIPES[program], REPO_ROOT / program)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
+        return recipe_module(_RECIPES[program])
     return importlib.import_module("t2t_lite.bin." + program.replace("-", "_"))
 
 

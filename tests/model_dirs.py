@@ -10,6 +10,7 @@ import t2t_lite
 from t2t_lite import registry
 from t2t_lite.data.vocab import train_sentencepiece
 from t2t_lite import model_dir as model_dir_lib
+from t2t_lite import model_dir_writer
 from t2t_lite.data.layout import EOS_ID
 
 PROBLEM = "translate_ende_numbers"  # a registered problem (decode defaults)
@@ -37,8 +38,8 @@ def make_model_dir(path: str, steps=(1,), hparams_overrides: str = "hidden_size=
     if adjust is not None:
         adjust(model, vocab_file)
     base = [v.numpy() for v in model.weights]
-    model_dir_lib.prepare(path, hp, PROBLEM, vocab_file, vocab_size,
-                          model_dir_lib.existing_run(path))
+    model_dir_writer.prepare(path, hp, PROBLEM, vocab_file, vocab_size,
+                             model_dir_writer.existing_run(path))
     manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model), path, max_to_keep=None)
     for step in steps:
         for variable, value in zip(model.weights, base):

@@ -36,13 +36,13 @@ more pieces; a note is printed) is in the metadata.
 Every file is written under a hidden temporary name (`.incomplete.<name>`) and
 renamed when complete, so a killed run never leaves a half-written shard or
 vocabulary; leftovers of a killed run are deleted by the next one, matched by the
-problem's full name (`own_temporary`): another problem in the same data dir, even
+problem's full name (`previous_output.own_temporary`): another problem in the same data dir, even
 one whose name starts with this one's, keeps its own, which a datagen running at
 the same time may be writing. A split
 killed part-way resumes from the chunks it had encoded and the shards it had
 written (`t2t_lite.data.split_writer`). A second run reuses the vocabulary and
 every split whose shards and metadata are complete and whose shards have the
-sizes it recorded, and says so; a split with a missing or resized shard is
+sizes it recorded, and says so (`previous_output`); a split with a missing or resized shard is
 written again, and so are train shards of an older t2t-datagen (written in
 corpus order, or without their corpora recorded: layout 1 or 2); delete the
 files to regenerate them. Raw files whose size or SHA-256 differ from the
@@ -68,26 +68,24 @@ pipeline's business).
 import hashlib
 import json
 import os
-import re
 import time
 from typing import Callable, Dict, Iterable, List, Optional, Union
 
 from t2t_lite import registry
-from t2t_lite.data.corpora import corpora_summary, count_pairs, write_train_split
+from t2t_lite.data.corpora import count_pairs, write_train_split
 from t2t_lite.data.encoding import checked_pairs, make_encoder
-from t2t_lite.data.integrity import (check_shards, count_records, damaged_shards,
-                                     shard_records)
-from t2t_lite.data.layout import (EOS_ID, LAYOUT_VERSION, PAD_ID, SHUFFLED_LAYOUT, SPLITS,
-                                   metadata_path, shard_name)
+from t2t_lite.data.integrity import check_shards
+from t2t_lite.data.layout import EOS_ID, LAYOUT_VERSION, PAD_ID, SPLITS, metadata_path, shard_name
+from t2t_lite.data.previous_output import check_layout, remove_leftovers, reusable, split_line
 from t2t_lite.data.problem import Pair, Problem
 from t2t_lite.data.progress import Clock, keep_alive
 from t2t_lite.data.raw_files import RawFiles, changed_file, record_if_missing, split_changed
 from t2t_lite.data.subword_sampling import SubwordSampling
 from t2t_lite.data.split_writer import (  # EMPTY_SIDE: datagen.EMPTY_SIDE for callers
-    EMPTY_SIDE, STATE_PREFIX, TMP_PREFIX, remove_state, state_prefix, write_atomically,
-    write_split)
-from t2t_lite.data.vocab_files import VocabLoader, build_vocab_and_counts, data_vocab_path
-from t2t_lite.data.vocab import SubwordVocab, vocab_path
+    EMPTY_SIDE, remove_state, state_prefix, write_atomically, write_split)
+from t2t_lite.data.vocab_files import (VocabLoader, build_vocab_and_counts, data_vocab_path,
+                                       learned_vocab, t2t_vocab_file, vocab_file_kind)
+from t2t_lite.data.vocab import SubwordVocab
 from t2t_lite.errors import T2TError
 
 SHUFFLE_SEED = 1234  # train shards' permutations (recorded in the metadata)
@@ -111,54 +109,6 @@ def read_metadata(data_dir: str, problem_name: str) -> Dict:
 def _write_metadata(data_dir: str, meta: Dict) -> None:
     text = json.dumps(meta, indent=2, sort_keys=True) + "\n"
     write_atomically(metadata_path(data_dir, meta["problem"]), text.encode("utf-8"))
-
-
-def own_temporary(problem_name: str) -> "re.Pattern":
-    """Matches (`fullmatch`) the temporary name of each file datagen writes for
-    `problem_name`, and of no other problem's, even one whose name starts with it.
-
-    Each kind of file is matched whole, so `translate_ende`'s never match
-    `translate_ende_multi30k`'s: shards `P-{split}-NNNNN-of-NNNNN`, text files
-    `P-{split}.{suffix}`, the metadata `P.datagen.json`, the vocabulary `P.sp{N}.model`
-    and `.vocab`, or t2t's `P.subwords`, `P.bytes` or `P.tokens`, and a split's resumable
-    state `.partial.P-{split}.json` and `.chunk-NNNNN`, each under `TMP_PREFIX`.
-    """
-    name, split = re.escape(problem_name), "(?:" + "|".join(SPLITS) + ")"
-    own = [rf"{name}-{split}-\d+-of-\d+",
-           # A suffix without a dot (e.g. "trees", "pt-BR"), and not a t2t vocabulary's
-           # ("subwords", "bytes", "tokens"): problem "P-dev"'s metadata, vocabularies and
-           # t2t vocabularies are "P-dev.<more>".
-           rf"{name}-{split}\.(?!(?:subwords|bytes|tokens)$)[^.]+",
-           rf"{name}\.datagen\.json", rf"{name}\.sp\d+\.(?:model|vocab)",
-           rf"{name}\.(?:subwords|bytes|tokens|marian_vocab\.json)",
-           rf"{re.escape(STATE_PREFIX)}{name}-{split}\.(?:json|chunk-\d+)"]
-    return re.compile(re.escape(TMP_PREFIX) + "(?:" + "|".join(own) + ")")
-
-
-def _remove_leftovers(data_dir: str, problem_name: str, log: Callable[[str], None]) -> None:
-    """Deletes the temporary files a killed run of `problem_name` left (`own_temporary`)."""
-    own = own_temporary(problem_name)
-    stale = [f for f in os.listdir(data_dir) if own.fullmatch(f)]
-    for name in stale:
-        os.remove(os.path.join(data_dir, name))
-    if stale:
-        log(f"  removed {len(stale)} incomplete file(s) left by an interrupted run")
-
-
-def _split_line(split: str, s: Dict, reused: bool) -> str:
-    dropped = sum(s["dropped"].values())
-    why = ", ".join(f"{k}: {v:,}" for k, v in s["dropped"].items() if v)
-    line = (f"  {split}: {'reusing ' if reused else ''}{s['examples']:,} examples in "
-            f"{len(s['shards'])} shard(s); subwords incl. EOS: source {s['source_subwords']:,}, "
-            f"target {s['target_subwords']:,} (longest {s['max_source_length']} / "
-            f"{s['max_target_length']}); dropped {dropped:,}" + (f" ({why})" if why else ""))
-    if s["kept_with_empty_side"]:
-        line += f"; kept {s['kept_with_empty_side']:,} with an empty side"
-    sampling = s.get("subword_sampling")
-    if sampling:
-        line += (f"; {sampling['copies']} sampled segmentations of each pair (from the "
-                 f"{sampling['nbest']} best, alpha {sampling['alpha']:g})")
-    return line + corpora_summary(s)
 
 
 def text_file_path(data_dir: str, problem_name: str, split: str, suffix: str) -> str:
@@ -228,17 +178,17 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
     os.makedirs(data_dir, exist_ok=True)
     log(f"t2t-datagen: {problem.name} ({problem.source_language}->{problem.target_language}) "
         f"into {data_dir}")
-    _remove_leftovers(data_dir, problem.name, log)
+    remove_leftovers(data_dir, problem.name, log)
     meta = read_metadata(data_dir, problem.name)
-    _check_layout(meta, data_dir, log)
+    check_layout(meta, data_dir, log)
     if sampling is None:
         sampling = SubwordSampling.from_record(
             meta.get("splits", {}).get("train", {}).get("subword_sampling"),
             metadata_path(data_dir, problem.name))
     corpora = problem.train_corpora(tmp_dir)
-    vocab_model = vocab_model or _t2t_vocab_file(problem, data_dir, log)
+    vocab_model = vocab_model or t2t_vocab_file(problem, data_dir, log)
     raw_files = RawFiles()
-    learned = _learned_vocab(problem, data_dir, vocab_model)
+    learned = learned_vocab(problem, data_dir, vocab_model)
     train_files = raw_files.records(problem.raw_files("train", tmp_dir)) if learned else []
     changed = (train_files and os.path.isfile(learned)
                and changed_file(meta.get("vocab_raw_files", train_files), train_files))
@@ -267,7 +217,7 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
     if sampling.enabled and not isinstance(vocab, SubwordVocab):
         raise T2TError("Subword sampling (--subword_samples) needs a SentencePiece "
                        f"vocabulary; this problem's is {os.path.basename(vocab_file)} (a "
-                       f"{_kind(vocab_file)}).")
+                       f"{vocab_file_kind(vocab_file)}).")
     corpora = [(name, _checked(vocab, read, f"{problem.name}, train split, corpus {name}"))
                for name, read in corpora]
     for split in SPLITS:
@@ -281,7 +231,7 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
         prefix = state_prefix(data_dir, problem.name, split)
         wanted = sampling.as_dict() if split == "train" and sampling.enabled else None
         if (not changed and meta["splits"].get(split, {}).get("subword_sampling") == wanted
-                and _reusable(meta, split, paths, data_dir, problem.name, log)):
+                and reusable(meta, split, paths, data_dir, problem.name, log)):
             record_if_missing(meta["splits"][split], split, files, log)
             remove_state(prefix)  # left if killed after recording the split
             continue
@@ -314,88 +264,15 @@ def _generate_data(problem: Union[str, Problem], data_dir: str, tmp_dir: Optiona
         meta["splits"][split] = stats
         _write_metadata(data_dir, meta)
         remove_state(prefix)
-        log(_split_line(split, stats, reused=False) + f" [{time.time() - start:.1f} s]")
+        log(split_line(split, stats, reused=False) + f" [{time.time() - start:.1f} s]")
     _write_metadata(data_dir, meta)
     return meta
-
-
-def _kind(vocab_file: str) -> str:
-    """What kind of vocabulary file `vocab_file` is, for a message."""
-    if vocab_file.endswith(".json"):
-        return "vocabulary of a Hugging Face Marian model imported with t2t-import"
-    return "tensor2tensor vocabulary file"
 
 
 def _checked(vocab, read: Callable[[], Iterable[Pair]],
              where: str) -> Callable[[], Iterable[Pair]]:
     """`read`, its pairs' sources checked by `vocab` (`encoding.checked_pairs`)."""
     return lambda: checked_pairs(vocab, read(), where)
-
-
-def _learned_vocab(problem: Problem, data_dir: str, vocab_model: Optional[str]) -> str:
-    """The path of the SentencePiece vocabulary datagen learns (or learned) from the
-    train split of `problem`; "" when it is given (`vocab_model`, a t2t file)."""
-    path = data_vocab_path(data_dir, problem, vocab_model)
-    return path if not vocab_model and path == vocab_path(data_dir, problem) else ""
-
-
-def _t2t_vocab_file(problem: Problem, data_dir: str,
-                    log: Callable[[str], None]) -> Optional[str]:
-    """The tensor2tensor vocabulary file a t2t problem names (`vocab_filename`, e.g.
-    `vocab.P.8192.subwords`), when t2t-datagen left one in `data_dir`: it is used as is,
-    as `--vocab_from` would use it, so the ids are t2t's."""
-    name = getattr(problem, "vocab_filename", None)  # t2t_lite.t2t_compat problems only
-    path = os.path.join(data_dir, name) if isinstance(name, str) else ""
-    if not (path.endswith(".subwords") and os.path.isfile(path)):
-        return None
-    log(f"  vocabulary: tensor2tensor's {name} is in {data_dir}: encoding with it (t2t's ids)")
-    return path
-
-
-def _check_layout(meta: Dict, data_dir: str, log: Callable[[str], None]) -> None:
-    """Drops train shards of an older layout from `meta`, saying so: layout 1
-    (corpus order), layout 2 (corpora not recorded); refuses a data directory
-    of a newer layout."""
-    version = meta.get("layout_version", 1)
-    if version > LAYOUT_VERSION:
-        raise T2TError(f"{data_dir} holds data of a newer t2t-datagen (layout {version}; this "
-                       f"one writes layout {LAYOUT_VERSION}): use a new --data_dir.")
-    if version < LAYOUT_VERSION and meta.get("splits", {}).pop("train", None):
-        if version < SHUFFLED_LAYOUT:
-            log("  train: the shards hold the corpus in order (an older t2t-datagen); "
-                "writing them again, each shuffled")
-        else:
-            log("  train: the shards do not record their corpora (an older t2t-datagen); "
-                "writing them again, a range of shards per corpus")
-
-
-def _reusable(meta: Dict, split: str, paths: List[str], data_dir: str, problem_name: str,
-              log: Callable[[str], None]) -> bool:
-    """Whether the split's shards in `meta` are complete and as recorded (says so);
-    records sizes and checksums for metadata from before they were recorded."""
-    done = meta["splits"].get(split)
-    if not (done and done["shards"] == [os.path.basename(p) for p in paths]
-            and all(os.path.isfile(p) for p in paths)):
-        return False
-    if "shard_bytes" not in done:  # written before sizes were recorded
-        # Record sizes and checksums only of shards that read back whole:
-        # recording damaged bytes would make the damage look intended.
-        found = count_records(paths)
-        if found == done["examples"]:
-            done.update(shard_records(paths))
-            log(f"  {split}: recorded the sizes and checksums of the existing shards "
-                f"({found:,} examples read back)")
-        else:
-            what = "unreadable records" if found is None else f"{found:,} examples"
-            log(f"  {split}: the existing shards hold {what}, not the "
-                f"{done['examples']:,} t2t-datagen wrote; writing the split again")
-            return False
-    damaged = damaged_shards(data_dir, problem_name, done)
-    if damaged:
-        log(f"  {split}: {damaged[0]}; writing the split again")
-        return False
-    log(_split_line(split, done, reused=True))
-    return True
 
 
 def verify_data(problem: Union[str, Problem], data_dir: str,

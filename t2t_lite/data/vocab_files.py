@@ -11,7 +11,9 @@ as `marian_vocab_path` and loaded by the caller's `load_vocab`, since
 or TOKEN, t2t's ByteTextEncoder / TokenTextEncoder, kept as `{problem}.bytes` /
 `{problem}.tokens` (`t2t_text_encoders`: nothing to learn). Files are written
 atomically (`split_writer.write_atomically`), the model last, so its presence
-means the vocabulary is complete.
+means the vocabulary is complete. Which vocabulary datagen encodes with is
+decided here too: a tensor2tensor vocabulary file left in the data directory
+(`t2t_vocab_file`), and whether the vocabulary is learned (`learned_vocab`).
 """
 
 import os
@@ -243,3 +245,30 @@ def _copy_vocab(source: str, path: str, log: Callable[[str], None],
     log(f"  vocabulary: {os.path.basename(path)} copied from {source} "
         f"({vocab.vocab_size} pieces)")
     return vocab
+
+
+def learned_vocab(problem: Problem, data_dir: str, vocab_model: Optional[str]) -> str:
+    """The path of the SentencePiece vocabulary datagen learns (or learned) from the
+    train split of `problem`; "" when it is given (`vocab_model`, a t2t file)."""
+    path = data_vocab_path(data_dir, problem, vocab_model)
+    return path if not vocab_model and path == vocab_path(data_dir, problem) else ""
+
+
+def t2t_vocab_file(problem: Problem, data_dir: str,
+                    log: Callable[[str], None]) -> Optional[str]:
+    """The tensor2tensor vocabulary file a t2t problem names (`vocab_filename`, e.g.
+    `vocab.P.8192.subwords`), when t2t-datagen left one in `data_dir`: it is used as is,
+    as `--vocab_from` would use it, so the ids are t2t's."""
+    name = getattr(problem, "vocab_filename", None)  # t2t_lite.t2t_compat problems only
+    path = os.path.join(data_dir, name) if isinstance(name, str) else ""
+    if not (path.endswith(".subwords") and os.path.isfile(path)):
+        return None
+    log(f"  vocabulary: tensor2tensor's {name} is in {data_dir}: encoding with it (t2t's ids)")
+    return path
+
+
+def vocab_file_kind(vocab_file: str) -> str:
+    """What kind of vocabulary file `vocab_file` is, for a message."""
+    if vocab_file.endswith(".json"):
+        return "vocabulary of a Hugging Face Marian model imported with t2t-import"
+    return "tensor2tensor vocabulary file"

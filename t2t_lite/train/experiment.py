@@ -17,7 +17,7 @@ import keras
 import tensorflow as tf
 
 import t2t_lite
-from t2t_lite import model_dir
+from t2t_lite import model_dir, model_dir_writer
 from t2t_lite.data import datagen, mixing
 from t2t_lite.data.files_problem import FilesProblem
 from t2t_lite.data.integrity import check_shards, data_loss_error
@@ -115,10 +115,10 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
     chief = is_chief(strategy)
     # The lock first: no other trainer can check or write the directory's metadata
     # between this one's check and its training (non-chief workers take none and
-    # write no metadata: `model_dir.prepare(write=False)`). A run refused below
+    # write no metadata: `model_dir_writer.prepare(write=False)`). A run refused below
     # leaves no directory it created.
     with _claimed(output_dir, chief):
-        run = model_dir.existing_run(output_dir)  # None: a new run
+        run = model_dir_writer.existing_run(output_dir)  # None: a new run
         # Reads output_dir only; the source is checked before any data is written.
         load_warm_start = bool(warm_start) and warm_start_lib.prepare(output_dir, run,
                                                                       warm_start)
@@ -144,11 +144,11 @@ def train_problem(problem, hparams_set: str, hparams: HParams, data_dir: str,
         recorded = run.train_mix if run is not None else None
         mix = recorded if recorded is not None else train_mix
         sources = mixing.train_sources(data_dir, problem.name, mix)  # its errors: nothing written
-        model_dir.prepare(output_dir, hparams, problem.name, vocab_file, vocab.vocab_size, run,
-                          write=chief, train_mix=train_mix,
-                          definition=(problem.definition
-                                      if isinstance(problem, FilesProblem) else None),
-                          hparams_set=hparams_set)
+        model_dir_writer.prepare(output_dir, hparams, problem.name, vocab_file, vocab.vocab_size,
+                                 run, write=chief, train_mix=train_mix,
+                                 definition=(problem.definition
+                                             if isinstance(problem, FilesProblem) else None),
+                                 hparams_set=hparams_set)
         defaults = (warm_start_lib.decode_defaults(source) if load_warm_start
                     else run.decode_defaults if run is not None else None)
         if defaults is not None:  # dev BLEU decodes as the model will (greedily)
@@ -178,7 +178,7 @@ def _claimed(output_dir: str, chief: bool):
     the workers of a multi-worker run share the directory). A directory this call
     created and that is still empty at the end (a run refused before writing) is
     removed again."""
-    created = model_dir.create(output_dir)
+    created = model_dir_writer.create(output_dir)
     try:
         with TrainingLock(output_dir) if chief else contextlib.nullcontext():
             yield

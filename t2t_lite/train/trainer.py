@@ -363,7 +363,7 @@ class Trainer:
         replaced as a whole), so `t2t-decoder --output_dir=M/best` decodes with it.
         """
         if not os.path.exists(os.path.join(self.output_dir, model_dir.HPARAMS_FILE)):
-            return  # not a model directory written by model_dir.prepare
+            return  # not a model directory written by model_dir_writer.prepare
         best = best_dir.read_best(self.output_dir)
         if best is None or bleu > best["bleu"]:
             best_dir.write_best(self.output_dir, self.model, self.step, bleu)

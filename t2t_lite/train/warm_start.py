@@ -33,7 +33,8 @@ import tensorflow as tf
 from t2t_lite import atomic, averaging, checkpoints
 from t2t_lite.errors import T2TError
 from t2t_lite.hparams_lib import HParams
-from t2t_lite.model_dir import DECODE_FILE, WARM_START_FILE, ModelDir, same_vocab
+from t2t_lite.model_dir import DECODE_FILE, WARM_START_FILE, ModelDir
+from t2t_lite.model_dir_writer import same_vocab
 
 # What fixes the weights' shapes, or what they mean: (the field a user sets,
 # the HParams attribute that resolves its 0 default). A fine-tuned model keeps M's.
@@ -116,7 +117,7 @@ def same_model(a: str, b: str) -> bool:
 
 
 def read_record(run: Optional[ModelDir]) -> Optional[dict]:
-    """The warm_start.json of the training run `run` (`model_dir.existing_run`:
+    """The warm_start.json of the training run `run` (`model_dir_writer.existing_run`:
     None before it wrote its metadata): {"model_dir", "checkpoints", "step",
     "hparams"} (records of earlier versions lack "hparams"), or None.
 
@@ -133,7 +134,7 @@ def read_record(run: Optional[ModelDir]) -> Optional[dict]:
 
 
 def base_hparams(run: Optional[ModelDir], source: str) -> HParams:
-    """The hparams a run (`run`: `model_dir.existing_run(output_dir)`) fine-tuned
+    """The hparams a run (`run`: `model_dir_writer.existing_run(output_dir)`) fine-tuned
     from `source` starts from (before its overrides): `source`'s, as recorded when
     the run started, so that resuming does not read `source` again; `source`'s
     own for a new run."""

@@ -5,7 +5,7 @@ datagens of two problems can run in one directory at once."""
 
 import os
 
-from t2t_lite.data import datagen
+from t2t_lite.data import datagen, previous_output
 from t2t_lite.problems.translate_numbers import TranslateEndeNumbers
 
 # The temporary files a run of a problem P writes: shards, text files, the metadata,
@@ -40,7 +40,7 @@ def test_only_the_problems_own_temporary_files_are_removed(tmp_path):
                  ".incomplete.translate_ende-dev.tokens"])
     make_files(tmp_path, own + others)
     log = []
-    datagen._remove_leftovers(str(tmp_path), "translate_ende", log.append)
+    previous_output.remove_leftovers(str(tmp_path), "translate_ende", log.append)
     assert sorted(os.listdir(tmp_path)) == sorted(others)
     assert log == ["  removed 11 incomplete file(s) left by an interrupted run"]
 

@@ -20,7 +20,7 @@ import os
 import pytest
 import tensorflow as tf
 
-from t2t_lite import model_dir, registry
+from t2t_lite import model_dir, model_dir_writer, registry
 from t2t_lite.bin import t2t_trainer
 from t2t_lite.data import mixing, pipeline
 from t2t_lite.errors import T2TError
@@ -180,8 +180,8 @@ def test_a_resumed_run_keeps_the_mix_its_directory_recorded(tmp_path):
     out = str(tmp_path / "m")
 
     def prepare(path, train_mix=None):  # as the trainer: the run the directory holds, if any
-        model_dir.prepare(path, hp, MAIN, str(vocab), 30, model_dir.existing_run(path),
-                          train_mix=train_mix)
+        model_dir_writer.prepare(path, hp, MAIN, str(vocab), 30,
+                                 model_dir_writer.existing_run(path), train_mix=train_mix)
 
     prepare(out, train_mix="alpha=1,beta=3")
     assert model_dir.ModelDir.open(out).train_mix == "alpha=1,beta=3"

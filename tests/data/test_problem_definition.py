@@ -10,7 +10,7 @@ import json
 import pytest
 
 from registry_isolation import isolated_registry  # noqa: F401 (a fixture)
-from t2t_lite import model_dir, registry
+from t2t_lite import model_dir, model_dir_writer, registry
 from t2t_lite.bin import problem_flags, t2t_datagen
 from t2t_lite.data import definitions
 from t2t_lite.data.problem import Problem
@@ -102,8 +102,8 @@ def test_the_model_directory_problem_json_is_written_as_before(tmp_path):
     problem = define(tmp_path, f"--test_files={tmp_path / 'dev.x'},{tmp_path / 'dev.y'}")
     vocab = tmp_path / "v.model"
     vocab.write_bytes(b"pieces")
-    model_dir.prepare(str(tmp_path / "m"), HParams(), NAME, str(vocab), 300, None,
-                      definition=problem.definition)
+    model_dir_writer.prepare(str(tmp_path / "m"), HParams(), NAME, str(vocab), 300, None,
+                             definition=problem.definition)
     dev = ('"test": {\n      "files": [\n'
            f'        "{tmp_path}/dev.x",\n        "{tmp_path}/dev.y"\n'
            '      ],\n      "pairs": 2\n    }')
@@ -218,8 +218,8 @@ def test_a_damaged_definition_stops_opening_the_model_directory(tmp_path):
     problem = define(tmp_path)
     vocab = tmp_path / "v.model"
     vocab.write_bytes(b"pieces")
-    model_dir.prepare(str(tmp_path / "m"), HParams(), NAME, str(vocab), 300, None,
-                      definition=problem.definition)
+    model_dir_writer.prepare(str(tmp_path / "m"), HParams(), NAME, str(vocab), 300, None,
+                             definition=problem.definition)
     path = tmp_path / "m" / "problem.json"
     info = json.loads(path.read_text())
     info["definition"]["version"] = "1"

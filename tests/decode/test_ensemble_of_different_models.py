@@ -17,6 +17,7 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite import model_dir as model_dir_lib
+from t2t_lite import model_dir_writer
 from t2t_lite import registry
 from t2t_lite.data.layout import EOS_ID
 from t2t_lite.decode.search import Search, SearchParams
@@ -35,8 +36,8 @@ def shallow_dir(numbers_model, tmp_path_factory) -> str:
     path = str(tmp_path_factory.mktemp("shallow") / "model")
     trained = model_dir_lib.ModelDir.open(numbers_model.path)
     hp = registry.hparams("transformer_tiny").parse("num_hidden_layers=1,filter_size=256")
-    model_dir_lib.prepare(path, hp, trained.problem_name, trained.vocab_path, trained.vocab_size,
-                          model_dir_lib.existing_run(path))
+    model_dir_writer.prepare(path, hp, trained.problem_name, trained.vocab_path,
+                             trained.vocab_size, model_dir_writer.existing_run(path))
     tf.keras.utils.set_random_seed(7)
     model = model_dir_lib.ModelDir.open(path).build_model()
     tf.train.CheckpointManager(tf.train.Checkpoint(model=model), path, max_to_keep=None).save(

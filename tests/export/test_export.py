@@ -19,6 +19,7 @@ from t2t_lite.bin import t2t_decoder, t2t_exporter
 from t2t_lite.decode.search import Search, SearchParams
 from t2t_lite.decode.translator import Translator
 from t2t_lite import model_dir as model_dir_lib
+from t2t_lite.model_dir_writer import copy_metadata
 
 from conftest import EXPORT_DECODE
 from model_dirs import load_model
@@ -188,7 +189,7 @@ def test_user_errors_are_one_line(model_dir, tmp_path, capfd, case, message):
         source = str(tmp_path / "nothing")
     elif case == "no_checkpoint":
         source = str(tmp_path / "empty_model")
-        model_dir_lib.ModelDir.open(model_dir).copy_metadata(source)
+        copy_metadata(model_dir_lib.ModelDir.open(model_dir), source)
     else:
         (tmp_path / "a_file").write_text("")
         export_dir = str(tmp_path / "a_file" / "exports")

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from paths import REPO_ROOT
+from paths import REPO_ROOT, recipe_module, recipe_part
 
 SLICE = {"train": 1500, "val": 60, "test_2016_flickr": 60}
 
@@ -127,12 +127,7 @@ def test_recipe_commands_run_and_dev_loss_falls(multi30k_slice, tmp_path):
 
 
 def load_recipe():
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(
-        "multi30k_ende", REPO_ROOT / "recipes" / "multi30k_ende.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return recipe_module("multi30k_ende")
 
 
 @pytest.mark.parametrize("marks, message", [
@@ -247,11 +242,11 @@ def test_lc_norm_tok_prepares_the_text_and_a_problem_with_a_joint_bpe_vocabulary
 def test_lc_norm_tok_bleu_splits_on_whitespace_only(tmp_path):
     """Their protocol: the prepared reference, no tokenization of sacreBLEU's own (13a
     would split `&apos;` off a word and score the first line as a match)."""
-    recipe = load_recipe()
+    commands = recipe_part("multi30k.commands")
     (tmp_path / "hyp").write_text("it&apos;s\nein hund läuft .\n", encoding="utf-8")
     (tmp_path / "ref").write_text("it &apos;s\nein hund läuft .\n", encoding="utf-8")
-    score, signature = recipe.prepared_bleu(str(tmp_path / "hyp"), str(tmp_path / "ref"),
-                                            str(tmp_path / "log"))
+    score, signature = commands.prepared_bleu(str(tmp_path / "hyp"), str(tmp_path / "ref"),
+                                              str(tmp_path / "log"))
     # 5 hypothesis tokens against 6: 1-grams 4/5, then all of line 2's 3, 2 and 1
     # n-grams; BP = exp(1 - 6/5): 100 * exp(-0.2) * 0.8^(1/4) = 77.43
     assert (score, signature.split("|")[3]) == (77.43, "tok:none")

@@ -20,6 +20,7 @@ from t2t_lite.bin import t2t_datagen, t2t_decoder, t2t_trainer
 from t2t_lite.decode.search import SearchParams
 from t2t_lite.marian import vocab_file
 from t2t_lite.model_dir import ModelDir
+from t2t_lite.model_dir_writer import copy_metadata
 
 from test_marian_import import MARIAN, imported, run  # noqa: F401 (imported: a fixture)
 
@@ -163,7 +164,7 @@ def test_fine_tuning_starts_from_the_imported_weights_and_decodes_as_transformer
             params.max_output_length) == (6, 1.0, "fairseq", "transformers", True, True, True,
                                           511)
     # A weights-only copy (best/, an average) keeps them.
-    ModelDir.open(str(tuned)).copy_metadata(str(tmp_path / "copy"))
+    copy_metadata(ModelDir.open(str(tuned)), str(tmp_path / "copy"))
     assert ModelDir.open(str(tmp_path / "copy")).problem().search_defaults == \
         recorded["decode_hparams"]
     # Lines 1-3 (>>deu<<) and 26-28 (>>fra<<) of the reference input.

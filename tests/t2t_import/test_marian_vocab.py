@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 import t2t_lite
-from t2t_lite import model_dir, registry
+from t2t_lite import model_dir, model_dir_writer, registry
 from t2t_lite.bin import t2t_decoder
 from t2t_lite.errors import T2TError
 from t2t_lite.marian.vocab_file import VOCAB_FILE, write_vocab
@@ -224,7 +224,7 @@ def test_t2t_decoder_refuses_a_line_without_a_language_token(tmp_path, capsys):
     hparams = registry.hparams("transformer_tiny").parse(
         "hidden_size=16,filter_size=32,num_hidden_layers=1,num_heads=2")
     model = t2t_lite.build_model(hparams, 240)
-    model_dir.prepare(str(out), hparams, "translate_ende_numbers", vocab_path, 240, None)
+    model_dir_writer.prepare(str(out), hparams, "translate_ende_numbers", vocab_path, 240, None)
     tf.train.CheckpointManager(tf.train.Checkpoint(model=model), str(out),
                                max_to_keep=1).save(checkpoint_number=1)
     good, bad = tmp_path / "good.txt", tmp_path / "bad.txt"

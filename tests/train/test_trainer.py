@@ -150,14 +150,15 @@ def test_trainer_takes_an_in_memory_dataset(tmp_path):
 
 
 def test_model_dir_is_self_describing_and_conflicts_are_errors(tmp_path):
-    from t2t_lite import model_dir
+    from t2t_lite import model_dir, model_dir_writer
     vocab = tmp_path / "v.model"
     vocab.write_bytes(b"proto")
     out = str(tmp_path / "m")
     hp = tiny_hparams()
 
     def prepare(hparams, problem):  # as the trainer: the run the directory holds, if any
-        model_dir.prepare(out, hparams, problem, str(vocab), 30, model_dir.existing_run(out))
+        model_dir_writer.prepare(out, hparams, problem, str(vocab), 30,
+                                 model_dir_writer.existing_run(out))
 
     prepare(hp, PROBLEM)
     written = model_dir.ModelDir.open(out)
