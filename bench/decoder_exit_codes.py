@@ -9,7 +9,7 @@ CPU cores (its affinity mask is replaced, as in
 tests/decode/test_decoder_threads.py), so that as many batches are decoded at
 once as on an N-core host. Prints the count of each exit code (-11: killed by
 SIGSEGV), how many outputs differ from the first run's, and the last lines of
-stderr of every run that failed (faulthandler's stack of a crash). A crash
+stderr of every run that failed (faulthandler's report of a crash: every thread's stack). A crash
 that comes once in tens of runs shows up more often on a loaded host: run
 `python -c 'while 1: pass'` beside it.
 """
@@ -41,6 +41,12 @@ def run_once(args: argparse.Namespace, output: str) -> subprocess.CompletedProce
                            *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
+def crash_report(stderr: str) -> str:
+    """faulthandler's report in `stderr` (every thread's stack), else its last 15 lines."""
+    start = stderr.find("Fatal Python error")
+    return stderr[start:] if start >= 0 else "\n".join(stderr.splitlines()[-15:])
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--output_dir", required=True, help="a model directory")
@@ -59,8 +65,8 @@ def main() -> None:
         for i, proc in enumerate(pool.map(lambda out: run_once(args, out), outputs)):
             codes[proc.returncode] += 1
             if proc.returncode != 0:
-                print(f"run {i + 1}: exit {proc.returncode}; stderr ends:\n"
-                      + "\n".join(proc.stderr.splitlines()[-15:]), flush=True)
+                print(f"run {i + 1}: exit {proc.returncode}; stderr:\n{crash_report(proc.stderr)}",
+                      flush=True)
                 continue
             with open(outputs[i], encoding="utf-8") as f:
                 text = f.read()
