@@ -2,6 +2,7 @@
 
 import argparse
 import contextlib
+import faulthandler
 import os
 import re
 import sys
@@ -75,6 +76,9 @@ def filtered_native_stderr() -> Iterator[None]:
     File descriptor 2 becomes a pipe read by a thread that forwards, in real
     time, every line that is not known noise; Python's `sys.stderr` writes to
     the real stderr directly, so the program's own messages are never delayed.
+    Where `faulthandler` is on (`python -X faulthandler`, PYTHONFAULTHANDLER),
+    it writes to the real stderr too: a crash's stack written into the pipe
+    would die with the thread that forwards it.
     """
     sys.stderr.flush()
     real = os.dup(2)
@@ -83,6 +87,8 @@ def filtered_native_stderr() -> Iterator[None]:
     os.close(write_end)
     python_stderr = sys.stderr
     sys.stderr = os.fdopen(os.dup(real), "w", buffering=1, encoding="utf-8", errors="replace")
+    if faulthandler.is_enabled():  # on fd 2, where `python -X faulthandler` puts it
+        faulthandler.enable(real)
 
     def forward():
         with os.fdopen(read_end, "rb") as pipe:
@@ -98,6 +104,8 @@ def filtered_native_stderr() -> Iterator[None]:
         sys.stderr.flush()
         os.dup2(real, 2)  # closes the pipe's last write end: the thread sees EOF
         thread.join(timeout=5)
+        if faulthandler.is_enabled():
+            faulthandler.enable(2)  # before `real` is closed
         sys.stderr.close()
         sys.stderr = python_stderr
         os.close(real)

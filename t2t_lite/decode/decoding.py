@@ -173,18 +173,26 @@ def decode_lines(translator: Translator, lines: Sequence[str],
     batches = [order[begin:begin + options.batch_size]
                for begin in range(0, len(order), options.batch_size)]
 
-    def translate(positions):
-        inputs = translator.pad(tf.gather(encoded, positions))
-        hypotheses, scores, ids = translator.nbest(inputs)
-        return hypotheses, scores, _alignments(translator, inputs, ids,
-                                               [lines[todo[j]] for j in positions], options)
+    # Only the compiled search runs on the pool's threads; its inputs are made and its
+    # outputs read here. TensorFlow's Python API (tf.cast, tf.equal, ...) is not safe
+    # to call from several threads at once: each API's dispatcher writes the arguments
+    # of a call into one buffer of its own, so a thread switch inside it hands a call
+    # another thread's (freed) arguments, a SIGSEGV. The compiled call goes to the
+    # runtime without it, and it is where the time goes. (It is traced here too.)
+    search = translator.search
+    search.compiled.get_concrete_function()
+    inputs = [translator.pad(tf.gather(encoded, positions)) for positions in batches]  # [b, S]
+    prepared = [search.prepare(batch, translator.pad_rows) for batch in inputs]
 
     start, done = time.time(), 0
     workers = options.concurrent_batches(len(batches))
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         # map() keeps the batches' order; at most `workers` run at a time.
-        for positions, (hypotheses, scores, aligned) in zip(batches, pool.map(translate,
-                                                                              batches)):
+        results = pool.map(lambda batch: search.compiled(batch[0]), prepared)
+        for positions, batch, (_, rows), result in zip(batches, inputs, prepared, results):
+            hypotheses, scores, ids = translator.nbest_of(*search.finish(result, rows))
+            aligned = _alignments(translator, batch, ids, [lines[todo[j]] for j in positions],
+                                  options)
             for k, (j, hyps, sc) in enumerate(zip(positions, hypotheses, scores)):
                 line = lines[todo[j]]
                 if postprocess is not None:

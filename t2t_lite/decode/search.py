@@ -34,7 +34,7 @@ from t2t_lite.errors import T2TError, did_you_mean
 from t2t_lite.hparams_lib import parse_overrides
 from t2t_lite.model.layers import weights_cast_once
 
-# `Search.run` may be called from several threads at once (t2t-decoder's
+# `Search.run` (and `finish`) may be called from several threads at once (t2t-server's
 # concurrent batches); its work counters are updated under this lock.
 _WORK_LOCK = threading.Lock()
 
@@ -307,14 +307,26 @@ class Search(tf.Module):
 
         Under XLA every new input shape is a new compilation: inputs are padded
         to a multiple of 8 tokens and to `pad_rows` rows (empty rows), and the
-        padding rows are dropped from the result.
+        padding rows are dropped from the result. The same as
+        `finish(compiled(prepared), rows)` for `prepared, rows = prepare(...)`.
         """
+        prepared, rows = self.prepare(inputs, pad_rows)
+        return self.finish(self.compiled(prepared), rows)
+
+    def prepare(self, inputs: Union[tf.Tensor, Sequence], pad_rows: int = 0
+                ) -> Tuple[tf.Tensor, int]:
+        """`run`'s first step: (int32 input of `compiled`, the number of input rows)."""
         inputs = tf.cast(inputs, tf.int32)
         rows = int(inputs.shape[0])
         if self.jit_compile:
             length = int(inputs.shape[1])
             inputs = tf.pad(inputs, [[0, max(pad_rows - rows, 0)], [0, -length % 8]])
-        ids, scores, work = self.compiled(inputs)
+        return inputs, rows
+
+    def finish(self, outputs: Tuple[tf.Tensor, tf.Tensor, tf.Tensor], rows: int
+               ) -> Tuple[tf.Tensor, tf.Tensor]:
+        """`run`'s last step: counts the work of `compiled`'s `outputs` and keeps `rows` rows."""
+        ids, scores, work = outputs
         useful, computed = work.numpy().tolist()
         with _WORK_LOCK:
             self.work["useful"] += useful

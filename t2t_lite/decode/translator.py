@@ -76,7 +76,10 @@ class Translator:
 
     def nbest(self, inputs: tf.Tensor):
         """(texts [B][beam], scores [B][beam], ids int [B, beam, T]) of all beams, best first."""
-        ids, scores = self.search.run(inputs, self.pad_rows)
+        return self.nbest_of(*self.search.run(inputs, self.pad_rows))
+
+    def nbest_of(self, ids: tf.Tensor, scores: tf.Tensor):
+        """`nbest` of the search's ids [B, beam, T] and scores [B, beam]."""
         beams = ids.shape[1]
         texts = self.detokenize(tf.reshape(ids, [-1, tf.shape(ids)[2]]))
         return ([texts[i * beams:(i + 1) * beams] for i in range(len(texts) // beams)],

@@ -1,8 +1,10 @@
 """t2t-decoder translates several batches at once: the same lines, scores and work as one
 at a time, and TensorFlow's per-op threads set before it starts."""
 
+import collections
 import subprocess
 import sys
+import threading
 
 import pytest
 import tensorflow as tf
@@ -13,7 +15,7 @@ from t2t_lite.decode.translator import Translator
 from t2t_lite.errors import T2TError
 from t2t_lite.threads import usable_cores, use_intra_op_threads
 
-from model_dirs import load_model, number_sentences
+from model_dirs import load_model, make_model_dir, number_sentences
 
 
 def test_concurrent_batches_give_the_lines_scores_and_work_of_one_at_a_time(numbers_model):
@@ -68,3 +70,27 @@ def test_intra_op_threads_are_set_before_tensorflow_starts_and_kept_after():
                             timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["1", "True", "False"]
+
+
+def test_only_the_compiled_search_runs_on_the_batch_threads(tmp_path):
+    # TensorFlow's Python API is not safe from several threads at once (an API's
+    # dispatcher keeps a call's arguments in one shared buffer: t2t-decoder crashed with
+    # SIGSEGV in it). Every public API goes through dispatch.py's op_dispatch_handler:
+    # the threads decode_lines starts must never call it (before: each batch's thread
+    # padded its inputs and detokenized its outputs, and one traced the search).
+    model, vocab = load_model(make_model_dir(str(tmp_path / "model")))
+    calls = collections.Counter()
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == "op_dispatch_handler":
+            calls[threading.current_thread().name] += 1
+
+    threading.setprofile(profile)  # the threads started from now on
+    try:
+        outputs = decoding.decode_lines(
+            Translator(Search(model, SearchParams(beam_size=1, extra_length=2)), vocab),
+            number_sentences(6), decoding.DecodeOptions(batch_size=2, parallel_batches=3))
+    finally:
+        threading.setprofile(None)
+    assert len(outputs) == 6 and all(outputs)
+    assert dict(calls) == {}
