@@ -108,8 +108,8 @@ def _check(vocab, part: Sequence[Pair], first: int, where: str) -> None:
 
 def encode_batch(vocab, pairs: Sequence[Pair]) -> List[Encoded]:
     """Encodes `pairs` with `vocab` (a `Vocabulary`: sources by `encode_sources`, targets
-    by `encode`); returns (record, source length, target length) per pair, in order: tokenizing and serializing run in
-    one graph call for the batch (`serialized_examples`)."""
+    by `encode`); returns (record, source length, target length) per pair, in order:
+    tokenizing and serializing run in one graph call for the batch (`serialized_examples`)."""
     records, source_lengths, target_lengths = _serializer(vocab)(
         tf.constant([s for s, _ in pairs], tf.string), tf.constant([t for _, t in pairs], tf.string))
     return list(zip(records.numpy().tolist(), source_lengths.numpy().tolist(),

@@ -2,9 +2,10 @@
 
 `MarianVocab` is a `t2t_lite.data.vocab_base.Vocabulary` with a source side of
 its own, built from TensorFlow and tensorflow-text ops only, so a SavedModel
-still takes and returns strings. It computes what transformers 5.23's `MarianTokenizer` does
-(`tokenizer(line)["input_ids"]`, `tokenizer(text_target=line)["input_ids"]`
-and `decode(ids, skip_special_tokens=True)`), with its ids renumbered
+still takes and returns strings. It computes what transformers 5.23's
+`MarianTokenizer` does (`tokenizer(line)["input_ids"]`,
+`tokenizer(text_target=line)["input_ids"]` and
+`decode(ids, skip_special_tokens=True)`), with its ids renumbered
 (`t2t_lite.marian.ids`: `<pad>` 0, `</s>` 1, `<unk>` 2).
 
 Encoding one side (the source: `source.spm` and the source table; the target:
