@@ -106,3 +106,19 @@ def test_a_multilingual_marian_vocabulary_checks_its_inputs(marian):
     with pytest.raises(T2TError) as error:
         gelu.check_inputs(UNTAGGED, first_line=3, unit="pair")
     assert str(error.value) == f"{LANGUAGE_REFUSAL} Refused pair 3: 'no language token here'."
+
+
+def test_what_a_saved_model_holds_of_each_kind(one_sided, marian):
+    """The tracked attributes a `tf.Module` holding the vocabulary carries into a SavedModel
+    (tables, tokenizer models, piece lists): each kind's own, none from `Vocabulary`."""
+    kinds = {**one_sided, **marian}
+    assert {name: sorted(tf.train.TrackableView(vocab).children(vocab))
+            for name, vocab in kinds.items()} == {
+        "sentencepiece": ["_pieces", "_tokenizer", "whole_token_ids"],
+        "t2t_subwords": ["_pieces", "_table", "_wordpiece", "whole_token_ids"],
+        "t2t_bytes": ["whole_token_ids"],
+        "t2t_tokens": ["_pieces", "_table", "whole_token_ids"],
+        "separate_relu": ["_pieces", "_source", "_source_pieces", "_target", "language_tokens",
+                          "whole_token_ids"],
+        "multilingual_gelu": ["_languages", "_pieces", "_source", "_source_pieces", "_target",
+                              "language_tokens", "whole_token_ids"]}
