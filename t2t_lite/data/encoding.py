@@ -18,7 +18,6 @@ import tensorflow as tf
 from t2t_lite.data.problem import Pair
 from t2t_lite.data.split_writer import Encoded, Encoder
 from t2t_lite.data.subword_sampling import sampled_ids
-from t2t_lite.data.vocab import encode_sources
 from t2t_lite.errors import T2TError
 from t2t_lite.threads import usable_cores
 
@@ -68,7 +67,7 @@ def _serializer(vocab):
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)] * 2, autograph=False)
     def serialize(sources, targets):
-        inputs, outputs = encode_sources(vocab, sources), vocab.encode(targets)  # [N, (S)], [N, (T)]
+        inputs, outputs = vocab.encode_sources(sources), vocab.encode(targets)  # [N, (S)], [N, (T)]
         return (serialized_examples(inputs, outputs), inputs.row_lengths(),
                 outputs.row_lengths())
 
@@ -78,15 +77,14 @@ def _serializer(vocab):
 def checked_pairs(vocab, pairs: Iterable[Pair], where: str,
                   batch: int = BATCH) -> Iterator[Pair]:
     """`pairs`, their sources checked `batch` at a time by the vocabulary's `check_inputs`
-    where it has one (a multilingual Marian model's: each line starts with one of its
-    language tokens), so a refused line stops datagen in one line naming `where` and the
+    where it has language tokens (a multilingual Marian model: each line starts with one
+    of them), so a refused line stops datagen in one line naming `where` and the
     pair's number (from 1) and text, never encoded as another language.
 
     Raises:
       T2TError: "`where`: <the vocabulary's message> Refused pair N: '...'".
     """
-    check = getattr(vocab, "check_inputs", None)
-    if check is None or not getattr(vocab, "language_tokens", None):
+    if not vocab.language_tokens:  # nothing to check: the pairs as they come
         yield from pairs
         return
     part: List[Pair] = []
@@ -94,25 +92,24 @@ def checked_pairs(vocab, pairs: Iterable[Pair], where: str,
     for pair in pairs:
         part.append(pair)
         if len(part) == batch:
-            _check(check, part, first, where)
+            _check(vocab, part, first, where)
             yield from part
             first, part = first + len(part), []
-    _check(check, part, first, where)
+    _check(vocab, part, first, where)
     yield from part
 
 
-def _check(check, part: Sequence[Pair], first: int, where: str) -> None:
+def _check(vocab, part: Sequence[Pair], first: int, where: str) -> None:
     try:
-        check([source for source, _ in part], first_line=first, unit="pair")
+        vocab.check_inputs([source for source, _ in part], first_line=first, unit="pair")
     except T2TError as e:
         raise T2TError(f"{where}: {e}") from None
 
 
 def encode_batch(vocab, pairs: Sequence[Pair]) -> List[Encoded]:
-    """Encodes `pairs` with `vocab` (a `SubwordVocab`, or one whose sources have a side of
-    their own: `vocab.encode_sources`); returns (record, source
-    length, target length) per pair, in order: tokenizing and serializing run in
-    one graph call for the batch (`serialized_examples`)."""
+    """Encodes `pairs` with `vocab` (a `Vocabulary`: sources by `encode_sources`, targets
+    by `encode`); returns (record, source length, target length) per pair, in order:
+    tokenizing and serializing run in one graph call for the batch (`serialized_examples`)."""
     records, source_lengths, target_lengths = _serializer(vocab)(
         tf.constant([s for s, _ in pairs], tf.string), tf.constant([t for _, t in pairs], tf.string))
     return list(zip(records.numpy().tolist(), source_lengths.numpy().tolist(),

@@ -5,7 +5,7 @@ Users bring models trained by tensor2tensor whose vocabulary is a t2t
 `'<EOS>_'` = id 1. `T2TSubwordVocab` reads such a file and encodes / decodes
 text exactly as t2t 1.15.7 does, with TensorFlow and tensorflow-text ops only,
 so it runs inside `tf.function` and inside an exported SavedModel (TF Serving
-runs no Python). It is a drop-in for `t2t_lite.data.vocab.SubwordVocab`.
+runs no Python). It is a `t2t_lite.data.vocab_base.Vocabulary`, as `SubwordVocab` is.
 
 Why hand-written: no library implements t2t's format. SentencePiece, WordPiece
 and BPE tokenizers each pre-tokenize, escape and join differently; the one
@@ -71,11 +71,12 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from t2t_lite.data.layout import EOS_ID, PAD_ID
+from t2t_lite.data.layout import EOS_ID
 from t2t_lite.data.t2t_subword_chars import (REPLACEMENT_CHAR, encode_chars, is_alnum,
                                              position_in_row, utf8_length)
 from t2t_lite.data.t2t_subwords_text import parse_subwords
-from t2t_lite.data.vocab import SubwordVocab, joined_pieces
+from t2t_lite.data.vocab import joined_pieces
+from t2t_lite.data.vocab_base import Vocabulary
 from t2t_lite.errors import T2TError
 
 # Python's str.isspace() set in RE2 syntax (\t..\r, \x1c..\x1f, \x85, Unicode separators),
@@ -132,30 +133,22 @@ def is_t2t_subwords_file(path: str) -> bool:
     return lines in ([b"'<pad>_'", b"'<EOS>_'"], [b'"<pad>_"', b'"<EOS>_"'])
 
 
-class T2TSubwordVocab(tf.Module):
+class T2TSubwordVocab(Vocabulary):
     """A t2t SubwordTextEncoder vocabulary, applied with TensorFlow ops inside or outside
-    tf.function; a drop-in for `SubwordVocab`.
+    tf.function; a `Vocabulary` of one side, as `SubwordVocab`.
 
     Its lookup table is a tracked resource and its other data graph constants, so
     a `tf.Module` holding this vocabulary carries it into a SavedModel.
 
-    Attributes:
-      model_proto: the vocabulary file's bytes as read (not a SentencePiece model):
-        what datagen hashes and copies.
-      vocab_size: number of ids, one per line (ids are 0 .. vocab_size - 1).
-      whole_token_ids: always empty (t2t has no whole-token pieces).
-      pad_id, eos_id: 0 and 1. unk_id: None (t2t has no unknown id).
+    Attributes (besides `Vocabulary`'s): `model_proto` is the `*.subwords` file's
+    bytes (not a SentencePiece model); `vocab_size` its number of lines;
+    `whole_token_ids` always empty; `unk_id` None (t2t has no unknown id).
     """
-
-    pad_id = PAD_ID
-    eos_id = EOS_ID
-    unk_id = None
 
     def __init__(self, model_proto: bytes, name: str = "t2t_subword_vocab",
                  source: str = "the t2t subwords vocabulary"):
         """Reads the bytes of a t2t `*.subwords` file (`source` names it in errors)."""
-        super().__init__(name=name)
-        self.model_proto = bytes(model_proto)
+        super().__init__(model_proto, name=name)
         subtokens = _parse_subwords(self.model_proto, source)
         self._pieces = subtokens
         self.vocab_size = len(subtokens)
@@ -361,7 +354,7 @@ class T2TSubwordVocab(tf.Module):
         joined = tf.strings.join([tf.where(space, " ", ""), tokens.flat_values])
         return tf.strings.reduce_join(tokens.with_flat_values(joined), axis=1)  # [N]
 
-    # --- Python conveniences (eager) ---
+    # --- Python conveniences (eager): also `Vocabulary`'s (`pieces`: e.g. 'the_') ---
 
     def encode_texts(self, texts: Sequence[str]) -> List[List[int]]:
         """Encodes Python strings in eager mode; each id list ends with EOS.
@@ -369,14 +362,10 @@ class T2TSubwordVocab(tf.Module):
         Raises:
           T2TError: t2t cannot encode a text with this vocabulary (see the module docstring).
         """
-        if not texts:
-            return []
         try:
-            return self.encode(tf.constant(list(texts), dtype=tf.string)).to_list()
+            return super().encode_texts(texts)
         except tf.errors.InvalidArgumentError as e:
             raise _split_error(e) from None
-
-    decode_ids = SubwordVocab.decode_ids  # through `decode`, which takes any integer ids
 
     def tokenize_with_offsets(self, texts: Sequence[str]):
         """(ids, byte starts, byte ends) of each text's subtokens as lists, EOS last
@@ -386,5 +375,3 @@ class T2TSubwordVocab(tf.Module):
         except tf.errors.InvalidArgumentError as e:
             raise _split_error(e) from None
         return ids.to_list(), starts.to_list(), ends.to_list()
-
-    pieces = SubwordVocab.pieces  # the subtoken strings, e.g. 'the_'

@@ -3,8 +3,8 @@
 A t2t `Text2TextProblem` whose `vocab_type` is CHARACTER or TOKEN encodes its
 text with t2t's `ByteTextEncoder` or `TokenTextEncoder`. `T2TByteVocab` and
 `T2TTokenVocab` give the same ids with TensorFlow ops only, so they run inside
-`tf.function` and an exported SavedModel; both are drop-ins for
-`t2t_lite.data.vocab.SubwordVocab` (as `T2TSubwordVocab` is).
+`tf.function` and an exported SavedModel; both are a
+`t2t_lite.data.vocab_base.Vocabulary` (as `T2TSubwordVocab` is).
 
 t2t's rules (tensor2tensor 1.15 data_generators/text_encoder.py):
 
@@ -42,9 +42,10 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from t2t_lite.data.layout import EOS_ID, PAD_ID
+from t2t_lite.data.layout import EOS_ID
 from t2t_lite.data.t2t_subwords import _BLANK, _SURROUNDING_BLANKS
-from t2t_lite.data.vocab import SubwordVocab, ids_before_eos
+from t2t_lite.data.vocab import ids_before_eos
+from t2t_lite.data.vocab_base import Vocabulary
 from t2t_lite.errors import T2TError
 
 BYTES_SUFFIX = ".bytes"
@@ -57,24 +58,20 @@ _UNKNOWN_WORD = ("t2t's TokenTextEncoder cannot encode a word that is not in its
                  "when the problem has no oov_token")
 
 
-class T2TByteVocab(tf.Module):
-    """t2t's ByteTextEncoder in graph; a drop-in for `SubwordVocab`.
+class T2TByteVocab(Vocabulary):
+    """t2t's ByteTextEncoder in graph; a `Vocabulary` of one side.
 
-    Attributes:
-      model_proto: the `.bytes` description file's bytes (what datagen hashes).
-      vocab_size: 258. pad_id, eos_id: 0, 1. unk_id: None (every byte has an id).
+    Attributes (besides `Vocabulary`'s): `model_proto` is the `.bytes` description
+    file's bytes (what datagen hashes); `vocab_size` 258; `unk_id` None (every byte
+    has an id).
     """
 
-    pad_id = PAD_ID
-    eos_id = EOS_ID
-    unk_id = None
     vocab_size = 256 + NUM_RESERVED
     t2t_encoder = "ByteTextEncoder"  # what log lines and refusals call it
 
     def __init__(self, model_proto: bytes = BYTES_DESCRIPTION, name: str = "t2t_byte_vocab",
                  source: str = "the t2t byte vocabulary"):
-        super().__init__(name=name)
-        self.model_proto = bytes(model_proto)
+        super().__init__(model_proto, name=name)
         if self.model_proto != BYTES_DESCRIPTION:  # one encoder only: refuse what is not it
             raise T2TError(f"{source} is not t2t-lite's byte vocabulary description.")
         self.whole_token_ids: List[int] = []
@@ -112,14 +109,6 @@ class T2TByteVocab(tf.Module):
         chars = tf.strings.reduce_join(kept.with_flat_values(_bytes_to_strings(byte)), axis=1)
         return tf.strings.unicode_transcode(chars, "UTF-8", "UTF-8", errors="replace",
                                             replacement_char=0xFFFD)
-
-    def encode_texts(self, texts: Sequence[str]) -> List[List[int]]:
-        """Encodes Python strings eagerly; each id list ends with EOS."""
-        if not texts:
-            return []
-        return self.encode(tf.constant(list(texts), tf.string)).to_list()
-
-    decode_ids = SubwordVocab.decode_ids
 
     def tokenize_with_offsets(self, texts: Sequence[str]):
         """(ids, byte starts, byte ends) as lists, EOS last with an empty span: byte i of
@@ -165,22 +154,19 @@ def token_file_bytes(t2t_file: bytes, oov_token: Optional[str]) -> bytes:
     return (_TOKENS_HEADER + json.dumps(oov_token) + "\n").encode("utf-8") + bytes(t2t_file)
 
 
-class T2TTokenVocab(tf.Module):
-    """t2t's TokenTextEncoder (read from a file) in graph; a drop-in for `SubwordVocab`.
+class T2TTokenVocab(Vocabulary):
+    """t2t's TokenTextEncoder (read from a file) in graph; a `Vocabulary` of one side.
 
-    Attributes:
-      model_proto: the `.tokens` file's bytes (header line + t2t's file).
-      vocab_size: lines of t2t's file. unk_id: the oov_token's id, or None.
+    Attributes (besides `Vocabulary`'s): `model_proto` is the `.tokens` file's bytes
+    (header line + t2t's file); `vocab_size` the lines of t2t's file; `unk_id` the
+    oov_token's id, or None.
     """
 
-    pad_id = PAD_ID
-    eos_id = EOS_ID
     t2t_encoder = "TokenTextEncoder"
 
     def __init__(self, model_proto: bytes, name: str = "t2t_token_vocab",
                  source: str = "the t2t token vocabulary"):
-        super().__init__(name=name)
-        self.model_proto = bytes(model_proto)
+        super().__init__(model_proto, name=name)
         try:
             header, _, body = self.model_proto.decode("utf-8").partition("\n")
             if not header.startswith(_TOKENS_HEADER):
@@ -261,16 +247,12 @@ class T2TTokenVocab(tf.Module):
         Raises:
           T2TError: a word not in the vocabulary and no oov_token (t2t: KeyError).
         """
-        if not texts:
-            return []
         try:
-            return self.encode(tf.constant(list(texts), tf.string)).to_list()
+            return super().encode_texts(texts)
         except tf.errors.InvalidArgumentError as e:
             if _UNKNOWN_WORD in e.message:
                 raise T2TError(_UNKNOWN_WORD + " (t2t fails with a KeyError too).") from None
             raise
-
-    decode_ids = SubwordVocab.decode_ids
 
     def tokenize_with_offsets(self, texts: Sequence[str]):
         """(ids, byte starts, byte ends) of each text's words as lists, EOS last (its span
@@ -286,8 +268,6 @@ class T2TTokenVocab(tf.Module):
         return ([row + [EOS_ID] for row in ids],
                 [row + [n] for row, n in zip(starts.to_list(), sizes)],
                 [row + [n] for row, n in zip(ends.to_list(), sizes)])
-
-    pieces = SubwordVocab.pieces
 
 
 def vocab_kind(problem) -> str:

@@ -29,7 +29,7 @@ Files: `vocab_path(data_dir, problem)` is `{data_dir}/{problem}.sp{size}.model`
 
 import io
 import os
-from typing import Iterable, List, Optional, Sequence, Union
+from typing import Iterable, Sequence, Union
 
 import sentencepiece as spm
 from sentencepiece import sentencepiece_model_pb2 as sp_model_pb2
@@ -38,6 +38,7 @@ import tensorflow_text as tf_text
 
 from t2t_lite import registry
 from t2t_lite.data.layout import EOS_ID, PAD_ID, UNK_ID
+from t2t_lite.data.vocab_base import Vocabulary
 from t2t_lite.errors import T2TError
 
 WORD_START = "\u2581"  # SentencePiece's word-boundary mark, "▁"
@@ -135,44 +136,22 @@ def joined_pieces(ids: Union[tf.Tensor, tf.RaggedTensor], strings,
     return tf.strings.reduce_join(kept.with_flat_values(texts), axis=1)     # [N]
 
 
-def encode_sources(vocab, text: tf.Tensor) -> tf.RaggedTensor:
-    """Source lines of training data (t2t-datagen), with any vocabulary: `vocab.
-    encode_sources` where the vocabulary's source side differs from its target side (an
-    imported Marian model's), else `encode`, as the targets. tf.string [N] -> int32
-    ragged [N, (S)]."""
-    own = getattr(vocab, "encode_sources", None)
-    return own(text) if own is not None else vocab.encode(text)
-
-
-def encode_targets(vocab, text: tf.Tensor) -> tf.RaggedTensor:
-    """Target lines a program scores or pictures (not training data), with any vocabulary:
-    `vocab.encode_targets` where the vocabulary's target side differs from its source
-    side (an imported Marian model's), else `encode_inputs` (as written, or stripped by
-    tensorflow's vocabularies as t2t did). tf.string [N] -> int32 ragged [N, (T)]."""
-    own = getattr(vocab, "encode_targets", None)
-    return own(text) if own is not None else vocab.encode_inputs(text)
-
-
-class SubwordVocab(tf.Module):
+class SubwordVocab(Vocabulary):
     """A SentencePiece vocabulary applied with tensorflow-text, inside or outside tf.function.
 
     The model proto is an attribute of the tokenizer op, so a `tf.Module` that
     holds this vocabulary carries it into a SavedModel.
 
-    Attributes:
+    Attributes (besides `Vocabulary`'s):
       model_proto: the serialized SentencePiece model (bytes).
-      vocab_size: number of ids (ids are 0 .. vocab_size - 1).
       whole_token_ids: ids of the pieces kept whole (`train_sentencepiece`'s
         `whole_words`), e.g. a parsing problem's tree tokens.
     """
 
-    pad_id = PAD_ID
-    eos_id = EOS_ID
     unk_id = UNK_ID
 
     def __init__(self, model_proto: bytes, name: str = "subword_vocab"):
-        super().__init__(name=name)
-        self.model_proto = model_proto
+        super().__init__(model_proto, name=name)
         processor = spm.SentencePieceProcessor(model_proto=model_proto)
         if (processor.pad_id(), processor.eos_id(), processor.unk_id()) != (PAD_ID, EOS_ID, UNK_ID):
             raise T2TError("The SentencePiece model must use pad=0, eos=1, unk=2 "
@@ -228,20 +207,7 @@ class SubwordVocab(tf.Module):
         """
         return self._tokenizer.detokenize(ids_before_eos(ids, tf.int32))  # [N]
 
-    # --- Python conveniences (eager) ---
-
-    def encode_texts(self, texts: Sequence[str]) -> List[List[int]]:
-        """Encodes Python strings in eager mode; each id list ends with EOS."""
-        if not texts:
-            return []
-        return self.encode(tf.constant(list(texts), dtype=tf.string)).to_list()
-
-    def decode_ids(self, ids: Sequence[Sequence[int]]) -> List[str]:
-        """Decodes lists of ids in eager mode (stops at EOS, drops PAD)."""
-        if not ids:
-            return []
-        ragged = tf.ragged.constant([list(row) for row in ids], dtype=tf.int32)
-        return [s.decode("utf-8") for s in self.decode(ragged).numpy()]
+    # --- Python conveniences (eager): also `Vocabulary`'s ---
 
     def tokenize_with_offsets(self, texts: Sequence[str]):
         """(ids, byte starts, byte ends) of each text's pieces as lists, EOS last
@@ -249,7 +215,3 @@ class SubwordVocab(tf.Module):
         ids, starts, ends = self._tokenizer.tokenize_with_offsets(
             tf.constant(list(texts), dtype=tf.string))
         return ids.to_list(), starts.to_list(), ends.to_list()
-
-    def pieces(self, ids: Optional[Sequence[int]] = None) -> List[str]:
-        """The subword strings of `ids` (default: every id, in id order)."""
-        return list(self._pieces) if ids is None else [self._pieces[i] for i in ids]

@@ -164,9 +164,7 @@ def decode_lines(translator: Translator, lines: Sequence[str],
     todo = [i for i, line in enumerate(lines) if line.strip()]
     if not todo:
         return outputs
-    check_inputs = getattr(translator.vocab, "check_inputs", None)  # a multilingual Marian
-    if check_inputs is not None:  # model's: a line without a language token, by its number
-        check_inputs(lines)
+    translator.vocab.check_inputs(lines)  # a multilingual Marian model's: by line number
     encoded = translator.vocab.encode_inputs(tf.constant([lines[i] for i in todo]))  # [N, (S)]
     lengths = encoded.row_lengths().numpy()
     order = sorted(range(len(todo)), key=lambda j: -int(lengths[j]))  # positions in `todo`

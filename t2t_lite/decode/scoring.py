@@ -7,7 +7,6 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite.data.layout import PAD_ID
-from t2t_lite.data.vocab import encode_targets
 from t2t_lite.decode.search import input_limit
 from t2t_lite.decode.translator import truncate_and_pad
 
@@ -36,7 +35,7 @@ def score_pairs(models, vocab, sources: Sequence[str], targets: Sequence[str],
         return tf.constant(list(texts), dtype=tf.string)
 
     source_ids = vocab.encode_inputs(strings(sources))  # [N, (S)], each row ending with EOS
-    target_ids = encode_targets(vocab, strings(targets))  # [N, (T)]
+    target_ids = vocab.encode_targets(strings(targets))  # [N, (T)]
     lengths = np.maximum(source_ids.row_lengths().numpy(), target_ids.row_lengths().numpy())
     order = np.argsort(-lengths, kind="stable")
     scores = [0.0] * len(sources)

@@ -1,10 +1,11 @@
 """A Marian (OPUS-MT) vocabulary computing MarianTokenizer's ids in-graph, in t2t-lite's ids.
 
-`MarianVocab` has the interface of `t2t_lite.data.vocab.SubwordVocab`, built
-from TensorFlow and tensorflow-text ops only, so a SavedModel still takes and
-returns strings. It computes what transformers 5.23's `MarianTokenizer` does
-(`tokenizer(line)["input_ids"]`, `tokenizer(text_target=line)["input_ids"]`
-and `decode(ids, skip_special_tokens=True)`), with its ids renumbered
+`MarianVocab` is a `t2t_lite.data.vocab_base.Vocabulary` with a source side of
+its own, built from TensorFlow and tensorflow-text ops only, so a SavedModel
+still takes and returns strings. It computes what transformers 5.23's
+`MarianTokenizer` does (`tokenizer(line)["input_ids"]`,
+`tokenizer(text_target=line)["input_ids"]` and
+`decode(ids, skip_special_tokens=True)`), with its ids renumbered
 (`t2t_lite.marian.ids`: `<pad>` 0, `</s>` 1, `<unk>` 2).
 
 Encoding one side (the source: `source.spm` and the source table; the target:
@@ -68,8 +69,9 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from t2t_lite.data.layout import EOS_ID, PAD_ID, UNK_ID
-from t2t_lite.data.vocab import SubwordVocab, WORD_START, joined_pieces
+from t2t_lite.data.layout import EOS_ID, UNK_ID
+from t2t_lite.data.vocab import WORD_START, joined_pieces
+from t2t_lite.data.vocab_base import Vocabulary
 from t2t_lite.errors import T2TError
 from t2t_lite.marian.vocab_file import StoredVocab, parse_vocab
 
@@ -122,34 +124,29 @@ def _per_line(values: tf.RaggedTensor, segments: tf.RaggedTensor) -> tf.RaggedTe
     return tf.RaggedTensor.from_row_splits(values, segments.row_splits).merge_dims(1, 2)
 
 
-class MarianVocab(tf.Module):
-    """A Hugging Face Marian vocabulary, in t2t-lite's ids; a drop-in for `SubwordVocab`.
+class MarianVocab(Vocabulary):
+    """A Hugging Face Marian vocabulary, in t2t-lite's ids: a `Vocabulary` whose source
+    side is its own (`encode_sources`, `encode_targets`, `check_inputs`,
+    `source_pieces` and `language_tokens` are this class's).
 
     Its SentencePiece models are attributes of the tokenizer ops and its piece
     tables tracked resources, so a `tf.Module` holding it carries it into a
     SavedModel. See the module docstring for what it computes and where the
     language-token check of a multilingual model runs.
 
-    Attributes:
-      model_proto: the `marian_vocab.json` bytes as read (what datagen hashes and
-        copies), not a SentencePiece model.
-      vocab_size: the target vocabulary's size (the model's output ids).
+    Attributes (besides `Vocabulary`'s, where `model_proto` is the `marian_vocab.json`
+    bytes as read, not a SentencePiece model, `vocab_size` the target vocabulary's
+    size and `language_tokens` the source table's `>>xxx<<` tokens in id order):
       source_vocab_size: the source vocabulary's size (the same for a shared one).
       separate_vocabs: whether source and target have their own tables.
-      language_tokens: the source table's `>>xxx<<` tokens in id order ([] for a
-        model of one target language).
-      whole_token_ids: always empty.
     """
 
-    pad_id = PAD_ID
-    eos_id = EOS_ID
     unk_id = UNK_ID
 
     def __init__(self, model_proto: bytes, name: str = "marian_vocab",
                  source: str = "the Marian vocabulary"):
         """Reads the bytes of a `marian_vocab.json` (`source` names it in errors)."""
-        super().__init__(name=name)
-        self.model_proto = bytes(model_proto)
+        super().__init__(model_proto, name=name)
         stored: StoredVocab = parse_vocab(self.model_proto, source)
         self.separate_vocabs = stored.separate_vocabs
         self._source_pieces = list(stored.source_pieces)
@@ -252,13 +249,13 @@ class MarianVocab(tf.Module):
         return self._encode(self._target, text)
 
     def encode_sources(self, text: tf.Tensor) -> tf.RaggedTensor:
-        """Source lines of training data (t2t-datagen, `t2t_lite.data.vocab.encode_sources`):
-        `encode_inputs`, the source side; datagen checks them first (`check_inputs`)."""
+        """Source lines of training data (t2t-datagen): `encode_inputs`, the source side;
+        datagen checks them first (`check_inputs`)."""
         return self.encode_inputs(text)
 
     def encode_targets(self, text: tf.Tensor) -> tf.RaggedTensor:
-        """Target lines a program scores or pictures: `encode` (`t2t_lite.data.vocab.
-        encode_targets`), never refused for a missing language token."""
+        """Target lines a program scores or pictures: `encode`, the target side, never
+        refused for a missing language token."""
         return self.encode(text)
 
     def encode_inputs(self, text: tf.Tensor) -> tf.RaggedTensor:
@@ -328,13 +325,8 @@ class MarianVocab(tf.Module):
         text = tf.strings.regex_replace(text, WORD_START, " ")
         return tf.strings.regex_replace(text, f"^{_BLANK}+|{_BLANK}+$", "")   # [N]
 
-    # --- Python conveniences (eager) ---
-
-    def encode_texts(self, texts: Sequence[str]) -> List[List[int]]:
-        """Encodes target strings in eager mode (`encode`); each id list ends with EOS."""
-        if not texts:
-            return []
-        return self.encode(tf.constant(list(texts), dtype=tf.string)).to_list()
+    # --- Python conveniences (eager): also `Vocabulary`'s (`encode_texts`: the targets,
+    # `pieces`: the target pieces) ---
 
     def encode_input_texts(self, texts: Sequence[str]) -> List[List[int]]:
         """Encodes source strings in eager mode (`encode_inputs`, after `check_inputs`)."""
@@ -342,8 +334,6 @@ class MarianVocab(tf.Module):
             return []
         self.check_inputs(texts)
         return self.encode_inputs(tf.constant(list(texts), dtype=tf.string)).to_list()
-
-    decode_ids = SubwordVocab.decode_ids  # through `decode`, which takes any integer ids
 
     def tokenize_with_offsets(self, texts: Sequence[str]):
         """(ids, byte starts, byte ends) of each source text's pieces as lists, EOS last
@@ -353,10 +343,6 @@ class MarianVocab(tf.Module):
         ids, starts, ends = self._encode(self._source, tf.constant(list(texts), tf.string),
                                          with_offsets=True)
         return ids.to_list(), starts.to_list(), ends.to_list()
-
-    def pieces(self, ids: Optional[Sequence[int]] = None) -> List[str]:
-        """The target pieces of `ids` (default: every id, in id order)."""
-        return list(self._pieces) if ids is None else [self._pieces[i] for i in ids]
 
     def source_pieces(self, ids: Optional[Sequence[int]] = None) -> List[str]:
         """The source pieces of `ids` (default: every id, in id order)."""

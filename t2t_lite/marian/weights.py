@@ -25,7 +25,7 @@ import numpy as np
 
 from t2t_lite.errors import T2TError
 from t2t_lite.marian.ids import renumbered_rows
-from t2t_lite.imported_weights import first_of, unfilled_weights
+from t2t_lite.imported_weights import refuse_uncovered
 
 SAFETENSORS = "model.safetensors"
 SAFETENSORS_INDEX = "model.safetensors.index.json"
@@ -240,19 +240,14 @@ def assign(model, tensors: Dict[str, np.ndarray], shared: bool, source_ids: np.n
     """
     targets, dropped = embedding_targets(model, tensors, shared, source_ids, target_ids, source)
     targets += weight_map(model, target_ids)
-    needed = [name for _, names, _ in targets for name in names]
-    missing = [name for name in needed if name not in tensors]
-    if missing:
-        raise T2TError(f"{source} lacks the tensor {first_of(missing)}, which a Marian model "
-                       "with this config.json has.")
-    unused = sorted(set(tensors) - set(needed) - set(dropped))
-    if unused:
-        raise T2TError(f"{source} holds the tensor {first_of(unused)}, which nothing in a Marian "
-                       "model with this config.json uses; refusing to drop it.")
-    unfilled = unfilled_weights(model, targets)
-    if unfilled:
-        raise T2TError(f"t2t-lite's weight {first_of(unfilled)} has no Marian tensor to be "
-                       "imported from (the import's weight map lacks it).")
+    refuse_uncovered(
+        model, targets, tensors, dropped=dropped,
+        missing=lambda name: (f"{source} lacks the tensor {name}, which a Marian model "
+                              "with this config.json has."),
+        unused=lambda name: (f"{source} holds the tensor {name}, which nothing in a Marian "
+                             "model with this config.json uses; refusing to drop it."),
+        unfilled=lambda name: (f"t2t-lite's weight {name} has no Marian tensor to be "
+                               "imported from (the import's weight map lacks it)."))
     for getter, names, combine in targets:
         variable = getter(model)
         arrays = [np.asarray(tensors[name], dtype=np.float32) for name in names]

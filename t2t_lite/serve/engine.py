@@ -28,8 +28,8 @@ WARM_UP_SENTENCE = "Hello world."
 def warm_up_sentence(vocab) -> str:
     """The sentence an engine warms up with: WARM_UP_SENTENCE, after the first language
     token of a multilingual Marian model's vocabulary, which refuses a line without one
-    (`MarianVocab.language_tokens`)."""
-    tokens = getattr(vocab, "language_tokens", None)
+    (`Vocabulary.language_tokens`)."""
+    tokens = vocab.language_tokens
     return f"{tokens[0]} {WARM_UP_SENTENCE}" if tokens else WARM_UP_SENTENCE
 
 

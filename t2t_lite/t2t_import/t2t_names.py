@@ -23,7 +23,7 @@ from typing import Callable, Dict, List, Tuple
 import numpy as np
 
 from t2t_lite.errors import T2TError
-from t2t_lite.imported_weights import Target, first_of, unfilled_weights
+from t2t_lite.imported_weights import Target, refuse_uncovered
 
 _BOOKKEEPING = ("training/", "losses_avg/", "train_stats/")
 _BOOKKEEPING_NAMES = {"global_step", "beta1_power", "beta2_power"}
@@ -170,20 +170,16 @@ def assign(model, targets: List[Target], read: Callable[[str], np.ndarray],
         is used by nothing, a weight of `model` is filled by no target (it would
         keep its random initial value), or shapes differ; each naming the variable.
     """
-    needed = [name for _, names, _ in targets for name in names]
-    missing = [name for name in needed if name not in available]
-    if missing:
-        raise T2TError(f"{source} lacks the variable {first_of(missing)}, which a t2t Transformer "
-                       "with these hparams has: another model or hparams than hparams.json says?")
-    unused = sorted(set(available) - set(needed))
-    if unused:
-        raise T2TError(f"{source} holds the model variable {first_of(unused)}, which nothing in "
-                       "a t2t Transformer with these hparams uses; refusing to drop it.")
-    unfilled = unfilled_weights(model, targets)
-    if unfilled:
-        raise T2TError(f"t2t-lite's weight {first_of(unfilled)} has no t2t variable to be "
-                       "imported from and would keep its random initial value; refusing to "
-                       "import (t2t-import's weight map lacks it).")
+    refuse_uncovered(
+        model, targets, available,
+        missing=lambda name: (f"{source} lacks the variable {name}, which a t2t Transformer "
+                              "with these hparams has: another model or hparams than "
+                              "hparams.json says?"),
+        unused=lambda name: (f"{source} holds the model variable {name}, which nothing in "
+                             "a t2t Transformer with these hparams uses; refusing to drop it."),
+        unfilled=lambda name: (f"t2t-lite's weight {name} has no t2t variable to be "
+                               "imported from and would keep its random initial value; "
+                               "refusing to import (t2t-import's weight map lacks it)."))
     for getter, names, combine in targets:
         variable = getter(model)
         value = combine([np.asarray(read(name), dtype=np.float32) for name in names])

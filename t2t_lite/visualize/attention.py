@@ -13,13 +13,11 @@ at that position (the start symbol, then the target shifted right).
 """
 
 import dataclasses
-from functools import partial
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.data.vocab import encode_targets
 from t2t_lite.decode.search import Search, SearchParams
 from t2t_lite.decode.translator import Translator
 from t2t_lite.errors import T2TError
@@ -53,9 +51,7 @@ class AttentionMaps:
 def _pieces(vocab, ids: Sequence[int], source_side: bool = False) -> List[str]:
     """The labels of `ids`: the vocabulary's pieces (its source pieces for the source,
     where they differ: an imported Marian model with separate vocabularies)."""
-    own = getattr(vocab, "source_pieces", None) if source_side else None
-    table = own() if own is not None else vocab.pieces()
-    return [table[i] for i in ids]
+    return vocab.source_pieces(ids) if source_side else vocab.pieces(ids)
 
 
 def attention_maps(model, vocab, source: str, target: Optional[str] = None,
@@ -73,7 +69,7 @@ def attention_maps(model, vocab, source: str, target: Optional[str] = None,
         target = translator.translate([source])[0]
     ids = {}
     for name, text in (("source", source), ("target", target)):
-        encode = vocab.encode_inputs if name == "source" else partial(encode_targets, vocab)
+        encode = vocab.encode_inputs if name == "source" else vocab.encode_targets
         row = encode(tf.constant([text])).to_list()[0]  # pieces + EOS
         if len(row) > MAX_PIECES:
             raise T2TError(f"The {name} has {len(row)} pieces (EOS included); pictures are "
