@@ -31,6 +31,7 @@ from t2t_lite.decode.sampling import sample
 from t2t_lite.decode.search_common import (CONSTRAINT_KEY, LENGTH_PENALTIES, constrained,
                                            forbid_eos_before)
 from t2t_lite.errors import T2TError, did_you_mean
+from t2t_lite.tf_api_lock import TF_API_LOCK
 from t2t_lite.hparams_lib import parse_overrides
 from t2t_lite.model.layers import weights_cast_once
 
@@ -310,8 +311,12 @@ class Search(tf.Module):
         padding rows are dropped from the result. The same as
         `finish(compiled(prepared), rows)` for `prepared, rows = prepare(...)`.
         """
-        prepared, rows = self.prepare(inputs, pad_rows)
-        return self.finish(self.compiled(prepared), rows)
+        with TF_API_LOCK:  # only the compiled call may run beside another thread's
+            self.compiled.get_concrete_function()  # traced once, under the lock
+            prepared, rows = self.prepare(inputs, pad_rows)
+        outputs = self.compiled(prepared)
+        with TF_API_LOCK:
+            return self.finish(outputs, rows)
 
     def prepare(self, inputs: Union[tf.Tensor, Sequence], pad_rows: int = 0
                 ) -> Tuple[tf.Tensor, int]:

@@ -13,6 +13,7 @@ import tensorflow as tf
 
 from t2t_lite.data.layout import EOS_ID
 from t2t_lite.decode.search import Search
+from t2t_lite.tf_api_lock import TF_API_LOCK
 
 
 def truncate(ragged: tf.RaggedTensor, max_length: Optional[int]) -> tf.RaggedTensor:
@@ -54,7 +55,8 @@ class Translator:
     def encode(self, texts: Sequence[str]) -> tf.Tensor:
         """Strings -> int32 [B, S] ids, EOS-terminated, truncated to max_input_length
         (None: not truncated)."""
-        return self.pad(self.vocab.encode_inputs(tf.constant(list(texts), dtype=tf.string)))
+        with TF_API_LOCK:
+            return self.pad(self.vocab.encode_inputs(tf.constant(list(texts), dtype=tf.string)))
 
     def pad(self, ragged: tf.RaggedTensor) -> tf.Tensor:
         """Encoded rows [B, (S)] -> int32 [B, S] model inputs (`truncate_and_pad`)."""
@@ -62,12 +64,14 @@ class Translator:
 
     def detokenize(self, ids: tf.Tensor) -> List[str]:
         """int [B, T] -> strings (stops at EOS)."""
-        return [s.decode("utf-8") for s in self.vocab.decode(ids).numpy()]
+        with TF_API_LOCK:
+            return [s.decode("utf-8") for s in self.vocab.decode(ids).numpy()]
 
     def translate_ids(self, inputs: tf.Tensor) -> List[str]:
         """Best translation of each row of `inputs` (int32 [B, S])."""
         ids, _ = self.search.run(inputs, self.pad_rows)
-        return self.detokenize(ids[:, 0])
+        with TF_API_LOCK:
+            return self.detokenize(ids[:, 0])
 
     def nbest_ids(self, inputs: tf.Tensor) -> Tuple[List[List[str]], List[List[float]]]:
         """All beams of each row, best first, with their scores."""
@@ -80,10 +84,11 @@ class Translator:
 
     def nbest_of(self, ids: tf.Tensor, scores: tf.Tensor):
         """`nbest` of the search's ids [B, beam, T] and scores [B, beam]."""
-        beams = ids.shape[1]
-        texts = self.detokenize(tf.reshape(ids, [-1, tf.shape(ids)[2]]))
-        return ([texts[i * beams:(i + 1) * beams] for i in range(len(texts) // beams)],
-                scores.numpy().tolist(), ids.numpy())
+        with TF_API_LOCK:
+            beams = ids.shape[1]
+            texts = self.detokenize(tf.reshape(ids, [-1, tf.shape(ids)[2]]))
+            return ([texts[i * beams:(i + 1) * beams] for i in range(len(texts) // beams)],
+                    scores.numpy().tolist(), ids.numpy())
 
     def translate(self, texts: Sequence[str]) -> List[str]:
         """Translates one batch of sentences; empty strings give empty strings."""

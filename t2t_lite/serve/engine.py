@@ -21,6 +21,7 @@ from t2t_lite.decode import decoding
 from t2t_lite.decode.search import SearchParams, search_for_problem
 from t2t_lite.decode.translator import Translator
 from t2t_lite.errors import T2TError
+from t2t_lite.tf_api_lock import TF_API_LOCK
 
 WARM_UP_SENTENCE = "Hello world."
 
@@ -71,8 +72,9 @@ class Translation:
 def subword_lengths(vocab, texts: Sequence[str], limit: Optional[int]) -> List[int]:
     """Each text's length in `vocab`'s subwords, EOS included, at most `limit` (None:
     no limit), as an in-graph search encodes it."""
-    lengths = vocab.encode_inputs(
-        tf.constant(list(texts), dtype=tf.string)).row_lengths().numpy().tolist()
+    with TF_API_LOCK:  # a request's thread, beside the batch workers
+        lengths = vocab.encode_inputs(
+            tf.constant(list(texts), dtype=tf.string)).row_lengths().numpy().tolist()
     return [min(n, limit) if limit else n for n in lengths]
 
 
