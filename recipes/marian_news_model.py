@@ -28,7 +28,6 @@ import json
 import math
 import os
 import random
-import tempfile
 import time
 
 import sentencepiece as spm
@@ -85,9 +84,14 @@ def write_json(path, obj):
 
 def build_tokenizer(pairs, pieces_per_side, work):
     """source.spm (English), target.spm (German) and one vocab.json as OPUS-MT's: `</s>` 0,
-    `<unk>` 1, the pieces the training text uses (sorted), `<pad>` last."""
-    src_model = train_spm([e for e, _ in pairs], os.path.join(work, "source"), pieces_per_side)
-    tgt_model = train_spm([d for _, d in pairs], os.path.join(work, "target"), pieces_per_side)
+    `<unk>` 1, the pieces the training text uses (sorted), `<pad>` last; those `work` holds
+    already when it has them."""
+    src_model, tgt_model = (os.path.join(work, side + ".model") for side in ("source", "target"))
+    if os.path.exists(os.path.join(work, "vocab.json")):  # a resumed run: its tokenizer
+        return MarianTokenizer(vocab=os.path.join(work, "vocab.json"), source_spm=src_model,
+                               target_spm=tgt_model, source_lang="en", target_lang="de")
+    train_spm([e for e, _ in pairs], os.path.join(work, "source"), pieces_per_side)
+    train_spm([d for _, d in pairs], os.path.join(work, "target"), pieces_per_side)
     used = set()
     for model, side in ((src_model, 0), (tgt_model, 1)):
         sp = spm.SentencePieceProcessor(model_file=model)
@@ -116,10 +120,12 @@ def token_batches(data, batch_tokens, rng):
     return batches
 
 
-def train(model, data, args, log):
+def train(model, data, args, state_path, log):
     """Adam with warm-up and inverse-square-root decay, label smoothing 0.1, gradient norm
     clipped at 1. `final_logits_bias` is a buffer in transformers: a bias trained beside the
-    model is added to it at the end, as converted OPUS-MT models hold a non-zero one."""
+    model is added to it at the end, as converted OPUS-MT models hold a non-zero one. The
+    whole training state goes to `state_path` every `--save_every` steps; a run that finds
+    one there continues from it. Returns the seconds trained (resumed runs' included)."""
     rng = random.Random(args.seed)
     bias = torch.nn.Parameter(torch.zeros_like(model.final_logits_bias))
     params = list(model.parameters()) + [bias]
@@ -127,8 +133,20 @@ def train(model, data, args, log):
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min((s + 1) / args.warmup, math.sqrt(args.warmup / (s + 1))))
     pad = model.config.pad_token_id
+    step, batches, before = 0, [], 0.0
+    if os.path.exists(state_path):
+        state = torch.load(state_path, weights_only=False)
+        model.load_state_dict(state["model"])
+        with torch.no_grad():
+            bias.copy_(state["bias"])
+        opt.load_state_dict(state["opt"])
+        sched.load_state_dict(state["sched"])
+        rng.setstate(state["rng"])
+        torch.set_rng_state(state["torch_rng"])
+        step, batches, before = state["step"], state["batches"], state["seconds"]
+        log(f"resumed at step {step}")
     model.train()
-    start, step, batches, total, count = time.time(), 0, [], 0.0, 0
+    start, total, count = time.time(), 0.0, 0
     while step < args.steps:
         if not batches:
             batches = token_batches(data, args.batch_tokens, rng)
@@ -153,10 +171,25 @@ def train(model, data, args, log):
             log(f"step {step}/{args.steps}  loss {total / count:.4f}  "
                 f"lr {sched.get_last_lr()[0]:.2e}  {time.time() - start:.0f} s")
             total, count = 0.0, 0
+        if step % args.save_every == 0 and step < args.steps:
+            torch.save({"model": model.state_dict(), "bias": bias.detach(), "opt": opt.state_dict(),
+                        "sched": sched.state_dict(), "rng": rng.getstate(),
+                        "torch_rng": torch.get_rng_state(), "step": step, "batches": batches,
+                        "seconds": before + time.time() - start}, state_path + ".tmp")
+            os.replace(state_path + ".tmp", state_path)
     with torch.no_grad():
         model.final_logits_bias.add_(bias)
     model.eval()
-    return time.time() - start
+    return before + time.time() - start
+
+
+def distinct_outputs(model, tok, lines):
+    """How many different greedy translations `lines` get: a model that has not learned to
+    use its source translates every line the same way."""
+    enc = tok(lines, return_tensors="pt", padding=True)
+    with torch.no_grad():
+        out = model.generate(**enc, num_beams=1, max_length=64)
+    return len(set(tok.batch_decode(out, skip_special_tokens=True)))
 
 
 def finish_config(out_dir, pad, num_beams):
@@ -192,6 +225,8 @@ def parse_args(argv=None):
     p.add_argument("--threads", type=int, default=1,
                    help="PyTorch threads (on a busy 2-core host 2 ran slower than 1)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--save_every", type=int, default=200,
+                   help="steps between saves of the training state (OUT_DIR.work/)")
     return p.parse_args(argv)
 
 
@@ -203,31 +238,39 @@ def main(argv=None):
     out_dir = os.path.abspath(args.out_dir)
     if os.path.exists(os.path.join(out_dir, "model.safetensors")):
         raise SystemExit(f"marian_news_model: {out_dir} already holds a model")
+    work = out_dir + ".work"  # the tokenizer and the training state, kept for resuming
+    os.makedirs(work, exist_ok=True)
     cwd = os.getcwd()
-    with tempfile.TemporaryDirectory() as work:
-        os.chdir(work)
+    os.chdir(work)  # SentencePiece stores its model prefix: relative names
+    try:
         tok = build_tokenizer(pairs, args.pieces, ".")
-        data = [(tok(e)["input_ids"], tok(text_target=d)["input_ids"]) for e, d in pairs]
-        pad = tok.encoder["<pad>"]
-        config = MarianConfig(
-            vocab_size=len(tok.encoder), decoder_vocab_size=len(tok.encoder), d_model=args.d_model,
-            encoder_layers=args.layers, decoder_layers=args.layers,
-            encoder_attention_heads=args.heads, decoder_attention_heads=args.heads,
-            encoder_ffn_dim=args.ffn, decoder_ffn_dim=args.ffn, max_position_embeddings=512,
-            dropout=0.1, attention_dropout=0.0, activation_dropout=0.0, scale_embedding=True,
-            activation_function="swish", pad_token_id=pad, decoder_start_token_id=pad,
-            eos_token_id=0, forced_eos_token_id=0, bos_token_id=0,
-            architectures=["MarianMTModel"])
-        model = MarianMTModel(config)
-        print(f"{len(pairs)} pairs, vocabulary {len(tok.encoder)}, "
-              f"{sum(p.numel() for p in model.parameters())} parameters", flush=True)
-        seconds = train(model, data, args, lambda m: print(m, flush=True))
-        model.save_pretrained(out_dir)
-        tok.save_pretrained(out_dir)
+    finally:
         os.chdir(cwd)
+    data = [(tok(e)["input_ids"], tok(text_target=d)["input_ids"]) for e, d in pairs]
+    pad = tok.encoder["<pad>"]
+    config = MarianConfig(
+        vocab_size=len(tok.encoder), decoder_vocab_size=len(tok.encoder), d_model=args.d_model,
+        encoder_layers=args.layers, decoder_layers=args.layers,
+        encoder_attention_heads=args.heads, decoder_attention_heads=args.heads,
+        encoder_ffn_dim=args.ffn, decoder_ffn_dim=args.ffn, max_position_embeddings=512,
+        dropout=0.1, attention_dropout=0.0, activation_dropout=0.0, scale_embedding=True,
+        activation_function="swish", pad_token_id=pad, decoder_start_token_id=pad,
+        eos_token_id=0, forced_eos_token_id=0, bos_token_id=0,
+        architectures=["MarianMTModel"])
+    model = MarianMTModel(config)
+    print(f"{len(pairs)} pairs, vocabulary {len(tok.encoder)}, "
+          f"{sum(p.numel() for p in model.parameters())} parameters", flush=True)
+    seconds = train(model, data, args, os.path.join(work, "train_state.pt"),
+                    lambda m: print(m, flush=True))
+    dev = read_lines(os.path.join(args.shared_data, "wmt14", "newstest2013.en-de.en"))[:16]
+    distinct = distinct_outputs(model, tok, dev)
+    print(f"{distinct} different greedy translations of newstest2013's first 16 lines", flush=True)
+    model.save_pretrained(out_dir)
+    tok.save_pretrained(out_dir)
     finish_config(out_dir, pad, args.num_beams)
     write_json(os.path.join(out_dir, "training.json"), {
         "pairs": len(pairs), "train_seconds": round(seconds), "torch": torch.__version__,
+        "distinct_greedy_outputs_of_16": distinct,
         **{k: v for k, v in vars(args).items() if k not in ("out_dir", "shared_data")}})
     print(f"saved {out_dir} ({seconds:.0f} s of training)")
 
