@@ -17,6 +17,8 @@ from t2t_lite.errors import T2TError
 from t2t_lite.marian import config as config_lib
 from t2t_lite.marian.loader import load_model
 
+from marian_references import reference_dir
+
 MARIAN = pathlib.Path(__file__).parent / "marian"
 
 
@@ -24,7 +26,8 @@ def copy_model(tmp_path, name="shared_swish", config_changes=None, drop=()):
     """A copy of reference model `name` with config.json's `config_changes` applied
     (None deletes a field) and the files `drop` removed."""
     target = tmp_path / name
-    shutil.copytree(MARIAN / name, target, ignore=shutil.ignore_patterns("expected"))
+    shutil.copytree(reference_dir(name, tmp_path / "unpacked"), target,
+                    ignore=shutil.ignore_patterns("expected"))
     if config_changes:
         values = json.loads((target / "config.json").read_text())
         for key, value in config_changes.items():

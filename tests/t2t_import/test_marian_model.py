@@ -24,6 +24,8 @@ import tensorflow as tf
 from t2t_lite.marian.loader import load_model
 from t2t_lite.model.layers import marian_sinusoids
 
+from marian_references import reference_dir
+
 MARIAN = pathlib.Path(__file__).parent / "marian"
 MODELS = ["shared_swish", "separate_relu", "multilingual_gelu", "shared_swish_full_state"]
 
@@ -36,9 +38,10 @@ def expected_of(name: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def loaded():
+def loaded(tmp_path_factory):
     """Each reference model, loaded once: {name: LoadedMarian}."""
-    return {name: load_model(str(MARIAN / name)) for name in MODELS}
+    unpacked = tmp_path_factory.mktemp("unpacked")
+    return {name: load_model(str(reference_dir(name, unpacked))) for name in MODELS}
 
 
 def padded(rows) -> np.ndarray:

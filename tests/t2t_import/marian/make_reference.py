@@ -13,6 +13,7 @@ written by `reference_outputs.py`.
 """
 
 import json
+import lzma
 import math
 import os
 import random
@@ -291,9 +292,19 @@ def main():
                 keys = save_full_state(model, out_dir, full_dir)
                 shutil.rmtree(os.path.join(full_dir, "expected"))
                 check_same(out_dir, full_dir)
+                compress(os.path.join(full_dir, "model.safetensors"))
                 summary[name]["full_state_keys"] = len(keys)
         os.chdir(cwd)
     print(json.dumps(summary, indent=1, ensure_ascii=False))
+
+
+def compress(path):
+    """`path` -> `path`.xz (xz -9e), the original removed: the full-state copy repeats tensors
+    (aliases, two equal position tables), and the tests decompress it
+    (tests/t2t_import/marian_references.py)."""
+    with open(path, "rb") as f, lzma.open(path + ".xz", "wb", preset=9 | lzma.PRESET_EXTREME) as g:
+        g.write(f.read())
+    os.remove(path)
 
 
 if __name__ == "__main__":
