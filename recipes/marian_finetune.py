@@ -77,6 +77,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[List[str]] = None) -> None:
     args = parse_args(argv)
+    start = time.time()
     os.makedirs(args.work_dir, exist_ok=True)
     log_path = os.path.join(args.work_dir, "log.txt")
     imported = os.path.join(args.work_dir, "imported")
@@ -89,7 +90,6 @@ def main(argv: Optional[List[str]] = None) -> None:
                  f"--tmp_dir={os.path.join(args.shared_data, 'multi30k')}",
                  f"--data_dir={data_dir}", f"--vocab_from={imported}"], log_path)
     results = {"finetune_steps": args.finetune_steps, "finetune_hparams": args.finetune_hparams}
-    start = time.time()
     results["finetune_seconds"] = train(
         [f"--problem={PROBLEM}", f"--data_dir={data_dir}", f"--warm_start_from={imported}",
          f"--output_dir={finetuned}", f"--train_steps={args.finetune_steps}",

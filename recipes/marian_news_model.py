@@ -57,6 +57,8 @@ def news_pairs(shared_data):
     pairs = []
     for stem in NEWS_TRAIN:
         base = os.path.join(shared_data, "wmt_newstest_2008_2012", f"{stem}.en-de")
+        if not (os.path.isfile(base + ".en") and os.path.isfile(base + ".de")):
+            raise SystemExit(f"marian_news_model: {base}.en/.de not found (--shared_data)")
         en, de = read_lines(base + ".en"), read_lines(base + ".de")
         if len(en) != len(de):
             raise SystemExit(f"marian_news_model: {base}.en and .de differ in length")
