@@ -171,12 +171,9 @@ def decode_lines(translator: Translator, lines: Sequence[str],
     batches = [order[begin:begin + options.batch_size]
                for begin in range(0, len(order), options.batch_size)]
 
-    # Only the compiled search runs on the pool's threads; its inputs are made and its
-    # outputs read here. TensorFlow's Python API (tf.cast, tf.equal, ...) is not safe
-    # to call from several threads at once: each API's dispatcher writes the arguments
-    # of a call into one buffer of its own, so a thread switch inside it hands a call
-    # another thread's (freed) arguments, a SIGSEGV. The compiled call goes to the
-    # runtime without it, and it is where the time goes. (It is traced here too.)
+    # Only the compiled search runs on the pool's threads (TensorFlow's Python API is not
+    # safe from several threads at once: t2t_lite/tf_api_lock.py); its inputs are made
+    # and its outputs read here, and it is traced here once.
     search = translator.search
     search.compiled.get_concrete_function()
     inputs = [translator.pad(tf.gather(encoded, positions)) for positions in batches]  # [b, S]
